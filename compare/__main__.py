@@ -1,0 +1,241 @@
+"""``python -m compare``：同一批问题跑过每个实现，逐题给出判定，并写出报告。
+
+The command line of CONTRACT.md ("compare"), plus ``--max-steps``:
+
+    python -m compare [--impl NAME ...] [--prompt TEXT ...] [--suite FILE] [--temperature T ...]
+                      [--runs N] [--concurrency N] [--serial] [--faults LIST] [--max-steps N]
+                      [--record FILE] [--replay FILE] [--out DIR] [--resume] [--json]
+
+What it does, in order: read the settings once; fix the clock (``AGENT_CLOCK``, see
+:data:`DEFAULT_CLOCK`) so ``get_current_time`` answers the same in every implementation;
+open the model endpoint once (the embedded offline model, a real one, or a cassette being
+replayed); run the sweep (:mod:`compare.sweep`), appending every finished run to
+``OUT/runs.jsonl``; judge every prompt and temperature (:mod:`compare.report`); print the
+tables (or, with ``--json``, exactly one JSON object) and write ``report.json``,
+``report.md`` and ``report.html`` under ``--out``.
+
+Exit status: 0 when every prompt at temperature 0 is ``equivalent``, 1 otherwise, 2 for
+bad usage (one line on stderr, no traceback), 130 when interrupted (the finished runs are
+kept; ``--resume`` continues).
+
+Left out: the comparison rules (``compare.matching`` / ``compare.verdicts``), the benchmark
+(``compare.bench``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from compare.cassette import Cassette, CassetteError
+from compare.render_text import print_report, progress_bar
+from compare.report import Report, build_report, write_reports
+from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
+from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
+from shared.cli import _Parser, _positive_int
+from shared.config import Settings, load_settings_or_exit
+from shared.endpoint import open_endpoint
+from shared.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
+from shared.run_record import ERROR, RunRecord
+
+# get_current_time 读 AGENT_CLOCK。不固定它，三个实现在不同的秒里查时间，trace 必然"不同"——
+# 那是时钟的差异，不是机制的差异。用户没设时，compare 用这个固定时刻（报告里会写明）。
+DEFAULT_CLOCK = "2025-06-18T09:30:00+08:00"
+DEFAULT_OUT = Path("reports")
+INTERRUPTED_STATUS = 130
+
+PROG = "python -m compare"
+DESCRIPTION = "同一批问题跑过每个实现，逐轮对比 trace（见 CONTRACT.md 的 compare 一节）"
+ERR_USAGE = "{prog}: 错误: {message}"
+ERR_TEMPERATURE = "--temperature 应是 0 到 2 之间的数，收到 {value!r}"
+ERR_BOTH_SOURCES = "--prompt 与 --suite 只能二选一（--prompt 会取代题库）"
+ERR_RECORD_REPLAY = "--record 与 --replay 只能二选一"
+ERR_EMPTY_PROMPT = "--prompt 不能是空字符串"
+MSG_INTERRUPTED = "中断：已完成的 {done} 次运行保存在 {path}；同一命令加 --resume 即可接着跑。"
+MSG_ALL_ERRORS = "注意：全部 {n} 次运行都以 error 结束（例如：{error}），判定只说明它们错得一样。"
+MSG_WRITTEN = "报告: {files}"
+MSG_CASSETTE = "cassette: {path}（{n} 条录制）"
+CLOCK_NOTE = "AGENT_CLOCK={clock}（{source}）：get_current_time 在每个实现里返回同一时刻，trace 才可比"
+CLOCK_DEFAULT = "用户未设置，compare 的默认值"
+CLOCK_USER = "用户设置"
+SEED_NOTE = "温度 > 0 时，第 r 次运行在每个实现里都用 seed=r：同一 r 的差异是机制，不同 r 的差异是采样"
+
+
+class UsageError(ValueError):
+    """A bad command line that argparse cannot see (numbers, names, combinations)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    impls: list[Implementation]
+    prompts: list[SuitePrompt]
+    temperatures: list[float] | None       # None：用配置里的温度
+    runs: int
+    cassette: Cassette | None
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(prog=PROG, description=DESCRIPTION)
+    parser.add_argument("--impl", nargs="+", action="extend", metavar="NAME",
+                        help=f"只比较这些实现（默认全部: {', '.join(IMPLEMENTATIONS)}）")
+    parser.add_argument("--prompt", action="append", metavar="TEXT", help="临时问题，可重复；取代题库")
+    parser.add_argument("--suite", type=Path, metavar="FILE", help=f"题库文件（默认 {DEFAULT_SUITE.name}）")
+    parser.add_argument("--temperature", nargs="+", action="extend", metavar="T",
+                        help="一个或多个温度（默认 LLM_TEMPERATURE，即 0）")
+    parser.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="每个组合跑几次（默认 1）")
+    parser.add_argument("--concurrency", type=_positive_int, default=4, metavar="N", help="同时跑几个（默认 4）")
+    parser.add_argument("--serial", action="store_true", help="每轮最多一个工具调用（parallel_tool_calls=False）")
+    parser.add_argument("--faults", metavar="LIST", help="离线模型注入的故障模式，逗号分隔")
+    parser.add_argument("--max-steps", type=_positive_int, default=10, metavar="N",
+                        help="每次运行最多调用模型几次（默认 10）")
+    parser.add_argument("--record", type=Path, metavar="FILE", help="把模型的每个回答录进 cassette")
+    parser.add_argument("--replay", type=Path, metavar="FILE", help="用 cassette 回放模型的回答")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help="报告目录（默认 reports/）")
+    parser.add_argument("--resume", action="store_true", help="接着上次中断的 sweep 跑，已完成的不重跑")
+    parser.add_argument("--json", action="store_true", help="只在 stdout 输出一个 JSON 对象")
+    return parser
+
+
+def make_plan(args) -> Plan:
+    """Everything the command line names, checked; raises a one-line error."""
+    if args.prompt is not None and args.suite is not None:
+        raise UsageError(ERR_BOTH_SOURCES)
+    if args.record is not None and args.replay is not None:
+        raise UsageError(ERR_RECORD_REPLAY)
+    try:
+        impls = [get_implementation(n) for n in dict.fromkeys(args.impl or IMPLEMENTATIONS)]
+    except UnknownImplementationError as error:
+        raise UsageError(f"--impl: {error}") from None
+    if args.prompt is not None:
+        if not all(p.strip() for p in args.prompt):
+            raise UsageError(ERR_EMPTY_PROMPT)
+        prompts = ad_hoc(list(dict.fromkeys(args.prompt)), _default_suite_or_nothing())
+    else:
+        prompts = load_suite(args.suite or DEFAULT_SUITE)
+    temperatures = [_temperature(t) for t in args.temperature] if args.temperature else None
+    cassette = Cassette.load(args.replay) if args.replay else None
+    return Plan(impls, prompts, temperatures and list(dict.fromkeys(temperatures)), args.runs, cassette)
+
+
+def _default_suite_or_nothing() -> list[SuitePrompt]:
+    # 临时题只是"借用"题库里的期望；题库坏了不该挡住 --prompt
+    try:
+        return load_suite(DEFAULT_SUITE)
+    except SuiteError:
+        return []
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(ERR_TEMPERATURE.format(value=text)) from None
+    if not math.isfinite(value) or not 0 <= value <= 2:
+        raise UsageError(ERR_TEMPERATURE.format(value=text))
+    return value
+
+
+@contextmanager
+def environment(name: str, value: str) -> Iterator[None]:
+    """Set one environment variable for the with-block (the tools read it), then restore it."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        plan = make_plan(args)
+    except (UsageError, SuiteError, CassetteError) as error:
+        print(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
+        return 2
+    settings = load_settings_or_exit(offline_faults=args.faults)
+    temperatures = plan.temperatures or [float(settings.temperature)]
+    clock = settings.clock or DEFAULT_CLOCK
+    results = ResultsFile(args.out / RESULTS_FILE)
+    jobs = plan_jobs(plan.impls, [p.prompt for p in plan.prompts], temperatures, plan.runs)
+    header = _header(settings, args, clock)
+    try:
+        with environment("AGENT_CLOCK", clock):
+            records = _sweep(jobs, results, header, settings, plan, args)
+    except ResumeError as error:
+        print(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        done = max(0, len(results.path.read_text(encoding="utf-8").splitlines()) - 1)
+        print(MSG_INTERRUPTED.format(done=done, path=results.path), file=sys.stderr)
+        return INTERRUPTED_STATUS
+    meta = {**header, "clock": CLOCK_NOTE.format(clock=clock, source=CLOCK_USER if settings.clock else CLOCK_DEFAULT),
+            "implementations": [i.name for i in plan.impls], "temperatures": temperatures,
+            "runs": plan.runs, "seed": SEED_NOTE}
+    report = build_report(plan.prompts, temperatures, records,
+                          protocols={i.name: i.protocol for i in plan.impls}, meta=meta)
+    _finish(report, records, settings, args)
+    return report.exit_code
+
+
+def _header(settings: Settings, args, clock: str) -> dict:
+    """The settings that shape a trace: a resumed sweep must have the same ones."""
+    return {"endpoint": _where(settings), "model": settings.model, "faults": list(settings.offline_faults),
+            "serial": args.serial, "max_steps": args.max_steps, "clock": clock,
+            "replay": str(args.replay) if args.replay else None}
+
+
+def _where(settings: Settings) -> str:
+    # 只写主机名：URL 里偶尔带着 user:password@，报告与结果文件里都不该出现
+    return "offline" if settings.offline else urlparse(settings.base_url).hostname or "?"
+
+
+def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settings, plan: Plan,
+           args) -> list[RunRecord]:
+    previous = results.start(header, resume=args.resume)
+    finished = {record_key(r) for r in previous}
+    todo = [job for job in jobs if job.key not in finished]
+    brain = plan.cassette.brain if plan.cassette else None
+    show_progress = not args.json and sys.stderr.isatty()
+    with open_endpoint(settings, brain=brain) as endpoint, \
+            progress_bar(len(todo), enabled=show_progress) as tick:
+        new = run_sweep(todo, endpoint, results=results, concurrency=args.concurrency,
+                        serial=args.serial, max_steps=args.max_steps, on_done=tick)
+    order = {job.key: i for i, job in enumerate(jobs)}
+    # 续跑时文件里可能有这次没点名的运行（换了 --impl/--prompt）：报告只看这次的计划
+    records = [r for r in [*previous, *new] if record_key(r) in order]
+    return sorted(records, key=lambda r: order[record_key(r)])
+
+
+def _finish(report: Report, records: list[RunRecord], settings: Settings, args) -> None:
+    paths = write_reports(report, args.out)
+    lines = [MSG_WRITTEN.format(files=", ".join(str(p) for p in paths))]
+    if args.record:
+        cassette = Cassette()
+        for record in records:
+            cassette.add_exchanges(record.exchanges)
+        cassette.save(args.record, secret=settings.api_key)
+        lines.append(MSG_CASSETTE.format(path=args.record, n=len(cassette.interactions)))
+    if records and all(r.status == ERROR for r in records):
+        lines.append(MSG_ALL_ERRORS.format(n=len(records), error=records[0].error))
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False))
+        for line in lines:
+            print(line, file=sys.stderr)
+        return
+    print_report(report)
+    for line in lines:
+        print(line)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

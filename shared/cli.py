@@ -1,0 +1,118 @@
+"""每个 stage 共用的命令行：交互循环（文章的 main()）、``-q`` 单问、``--json`` 运行记录。
+
+``python -m stage1_prebuilt`` and friends are two lines each; this is what they call.
+The flags are fixed in CONTRACT.md. Usage and configuration mistakes are one line on
+stderr and exit status 2 (never a traceback, never the key); a run exits 0 when it ended
+with an answer, 1 otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from shared.config import load_settings_or_exit
+from shared.endpoint import Endpoint, open_endpoint
+from shared.implementations import get_implementation
+from shared.run_record import ANSWERED
+from shared.runner import RunOptions, run_once
+from shared.trace import print_trace
+
+QUIT_WORDS = ("quit", "exit", "q")
+BANNER = "  {tier} 已就绪（输入 quit 退出）"
+MODEL_LINE = "模型: {model} @ {where}"
+OFFLINE_WHERE = "内置离线模型（确定性的规则策略，不是语言模型；设置 LLM_BASE_URL 接入真实模型）"
+ERR_NO_FIXES = "--no-fix: {impl} 没有可关闭的修复"
+ERR_FIX = "--no-fix: 未知修复 {name!r}；可用: {known}"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage mistake in one line (exit 2) instead of usage + error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: 错误: {message}（--help 查看用法）\n")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+_positive_int.__name__ = "正整数"     # argparse 用它来写错误信息
+
+
+def build_parser(impl_name: str, *, graph: bool) -> argparse.ArgumentParser:
+    impl = get_implementation(impl_name)
+    parser = _Parser(prog=f"python -m {impl.module.removesuffix('.agent')}", description=impl.tier)
+    parser.add_argument("-q", "--question", help="只问这一个问题（不进入交互循环）")
+    parser.add_argument("--temperature", type=float, help="采样温度（默认 LLM_TEMPERATURE，即 0）")
+    parser.add_argument("--max-steps", type=_positive_int, default=10, help="最多调用模型几次（默认 10）")
+    parser.add_argument("--serial", action="store_true", help="每轮最多一个工具调用（parallel_tool_calls=False）")
+    parser.add_argument("--faults", help="离线模型注入的故障模式，逗号分隔（同 OFFLINE_LLM_FAULTS）")
+    parser.add_argument("--json", action="store_true", help="只输出一个 JSON 对象：运行记录")
+    parser.add_argument("--show-config", action="store_true", help="打印生效的配置（key 已遮盖）后退出")
+    if impl.fixes:
+        parser.add_argument("--no-fix", action="append", default=[], metavar="NAME",
+                            help=f"关掉一个修复，可重复: {', '.join(impl.fixes)}")
+    if graph:
+        parser.add_argument("--graph", action="store_true", help="打印编译后的图（Mermaid）后退出")
+    return parser
+
+
+def main(impl_name: str, argv: list[str] | None = None, *, graph: Callable[[], str] | None = None) -> int:
+    impl = get_implementation(impl_name)
+    parser = build_parser(impl_name, graph=graph is not None)
+    args = parser.parse_args(argv)
+    if graph is not None and args.graph:
+        print(graph())
+        return 0
+    disabled = frozenset(getattr(args, "no_fix", []))
+    if unknown := sorted(disabled - set(impl.fixes)):
+        parser.error(ERR_FIX.format(name=unknown[0], known=", ".join(impl.fixes)))
+    settings = load_settings_or_exit(temperature=args.temperature, offline_faults=args.faults)
+    if args.show_config:
+        print(json.dumps(settings.describe(), ensure_ascii=False, indent=2))
+        return 0
+    options = RunOptions(temperature=settings.temperature, max_steps=args.max_steps,
+                         serial=args.serial, disabled_fixes=disabled)
+    with open_endpoint(settings) as endpoint:
+        if args.question is not None:
+            return _answer_one(impl, args.question, endpoint, options, as_json=args.json)
+        return _repl(impl, endpoint, options, as_json=args.json)
+
+
+def _answer_one(impl, question: str, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> int:
+    if not as_json:
+        print(MODEL_LINE.format(model=endpoint.model, where=OFFLINE_WHERE if endpoint.offline else endpoint.base_url))
+    record = run_once(impl, question, endpoint, options)
+    if as_json:
+        print(json.dumps(record.to_dict(), ensure_ascii=False))
+    else:
+        print_trace(record)
+    return 0 if record.status == ANSWERED else 1
+
+
+def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> int:
+    """文章里的 main()：读一句、跑一次、打印 trace，直到 quit。"""
+    if not as_json:
+        print("=" * 50 + "\n" + BANNER.format(tier=impl.tier) + "\n" + "=" * 50)
+        print(MODEL_LINE.format(model=endpoint.model, where=OFFLINE_WHERE if endpoint.offline else endpoint.base_url))
+    while True:
+        try:
+            user = input("\n你: ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if user.lower() in QUIT_WORDS:
+            print("再见！")
+            return 0
+        if not user:
+            continue
+        record = run_once(impl, user, endpoint, options)
+        if as_json:
+            print(json.dumps(record.to_dict(), ensure_ascii=False), flush=True)
+        else:
+            print_trace(record)

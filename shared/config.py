@@ -1,0 +1,197 @@
+"""配置：从环境变量和仓库根目录的 ``.env`` 读一次，得到一个不可变的 Settings。
+
+The variables are fixed in CONTRACT.md (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``,
+...). Settings are read once at start-up and passed down as a value; nothing reads the
+environment behind the caller's back, so a test can build any configuration it wants
+with ``load_settings(env={...})``.
+
+Bad values raise :class:`ConfigError` naming the variable; command lines turn it into one
+line on stderr and exit status 2 (:func:`load_settings_or_exit`). The API key is kept out
+of ``repr`` and every message: :meth:`Settings.describe` shows a masked view.
+
+Left out: per-stage settings, config files other than ``.env``, secrets managers.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from urllib.parse import urlparse
+
+from dotenv import dotenv_values, load_dotenv
+
+OFFLINE_MODEL = "offline"
+
+ERR_URL = "LLM_BASE_URL 不是合法的 http(s) 地址（应形如 https://api.deepseek.com/v1）"
+ERR_KEY_MISSING = "LLM_API_KEY 未设置：设置了 LLM_BASE_URL 就必须提供它的 key（本地 vLLM/Ollama 可随便填，如 EMPTY）"
+ERR_NUMBER = "{variable} 应是数字，收到 {value!r}"
+ERR_RANGE = "{variable} 应在 {low} 到 {high} 之间，收到 {value!r}"
+ERR_INTEGER = "{variable} 应是非负整数，收到 {value!r}"
+ERR_FAULT = "OFFLINE_LLM_FAULTS 含未知故障模式 {unknown}；可用: {known}"
+ERR_CLOCK = "AGENT_CLOCK 不是合法的 ISO-8601 时间: {value!r}"
+ERR_MODEL = "LLM_MODEL 未设置：设置了 LLM_BASE_URL 就要给出模型名（如 deepseek-chat、Qwen/Qwen3-8B、qwen3:8b）"
+
+
+class ConfigError(ValueError):
+    """A configuration value is wrong; ``str(error)`` is one line naming the variable."""
+
+    def __init__(self, variable: str, message: str):
+        super().__init__(message)
+        self.variable = variable
+
+
+@dataclass(frozen=True)
+class Settings:
+    base_url: str | None = None            # None: 使用内置离线模型
+    api_key: str | None = field(default=None, repr=False)   # 绝不打印、绝不落盘
+    model: str = OFFLINE_MODEL
+    temperature: float = 0.0
+    offline_faults: tuple[str, ...] = ()
+    offline_seed: int | None = None
+    offline_latency_ms: int = 0
+    timeout: float = 60.0
+    clock: str | None = None
+    data_dir: Path = Path(".data")
+
+    @property
+    def offline(self) -> bool:
+        return self.base_url is None
+
+    def describe(self) -> dict[str, object]:
+        """A printable view: the key is masked, never shown."""
+        view = {f.name: getattr(self, f.name) for f in fields(self)}
+        view["api_key"] = "***" if self.api_key else None
+        view["data_dir"] = str(self.data_dir)
+        return view
+
+
+def load_settings(env: Mapping[str, str] | None = None, *, dotenv: Path | None = Path(".env"),
+                  **overrides) -> Settings:
+    """Read the CONTRACT.md variables; ``.env`` fills in what the environment leaves unset.
+
+    ``overrides`` (field names, e.g. ``temperature=0.7``) come from command-line flags and
+    win over both. Raises :class:`ConfigError`.
+    """
+    source: dict[str, str] = {}
+    if dotenv is not None and dotenv.is_file():
+        source.update({k: v for k, v in dotenv_values(dotenv).items() if v is not None})
+    source.update(os.environ if env is None else env)
+
+    def get(name: str) -> str | None:
+        value = source.get(name, "").strip()
+        return value or None
+
+    settings = Settings(
+        base_url=_base_url(get("LLM_BASE_URL")),
+        api_key=get("LLM_API_KEY"),
+        model=get("LLM_MODEL") or OFFLINE_MODEL,
+        temperature=_number("LLM_TEMPERATURE", get("LLM_TEMPERATURE"), 0.0, low=0, high=2),
+        offline_faults=_faults(get("OFFLINE_LLM_FAULTS")),
+        offline_seed=_integer("OFFLINE_LLM_SEED", get("OFFLINE_LLM_SEED")),
+        offline_latency_ms=_integer("OFFLINE_LLM_LATENCY_MS", get("OFFLINE_LLM_LATENCY_MS")) or 0,
+        timeout=_number("LLM_TIMEOUT", get("LLM_TIMEOUT"), 60.0, low=0.001, high=3600),
+        clock=_clock(get("AGENT_CLOCK")),
+        data_dir=Path(get("AGENT_DATA_DIR") or ".data"),
+    )
+    settings = replace(settings, **_checked_overrides(overrides))
+    if settings.base_url and not settings.api_key:
+        raise ConfigError("LLM_API_KEY", ERR_KEY_MISSING)
+    if settings.base_url and not get("LLM_MODEL"):
+        raise ConfigError("LLM_MODEL", ERR_MODEL)
+    return settings
+
+
+def load_settings_or_exit(**overrides) -> Settings:
+    """:func:`load_settings` for command lines: a bad value is one line on stderr, exit 2.
+
+    Command lines also export ``.env`` into the process environment (without overriding
+    what is already set), the usual python-dotenv start-up step: the tools read
+    ``AGENT_CLOCK`` from the environment at call time, like the articles' ``config.py``.
+    """
+    load_dotenv(Path(".env"), override=False)
+    try:
+        return load_settings(**overrides)
+    except ConfigError as error:
+        print(f"配置错误 [{error.variable}]: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def parse_fault_list(text: str | None) -> tuple[str, ...]:
+    """``"chatty, loop"`` -> ``("chatty", "loop")``, checked against the implemented modes."""
+    return _faults(text)
+
+
+# ---- 每个变量的解析与校验 ----
+
+def _base_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ConfigError("LLM_BASE_URL", ERR_URL)
+    return value.rstrip("/")
+
+
+def _number(variable: str, value: str | float | None, default: float, *, low: float,
+            high: float) -> float:
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(variable, ERR_NUMBER.format(variable=variable, value=value)) from None
+    if not math.isfinite(number) or not low <= number <= high:
+        raise ConfigError(variable, ERR_RANGE.format(variable=variable, low=low, high=high, value=value))
+    return number
+
+
+def _integer(variable: str, value: str | int | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(variable, ERR_INTEGER.format(variable=variable, value=value)) from None
+    if number < 0:
+        raise ConfigError(variable, ERR_INTEGER.format(variable=variable, value=value))
+    return number
+
+
+def _faults(value: str | None) -> tuple[str, ...]:
+    from shared.offline_llm.faults import FAULT_MODES   # 故障模式由离线模型自己登记
+
+    if not value:
+        return ()
+    names = tuple(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
+    unknown = [n for n in names if n not in FAULT_MODES]
+    if unknown:
+        known = ", ".join(FAULT_MODES) or "（暂无）"
+        raise ConfigError("OFFLINE_LLM_FAULTS", ERR_FAULT.format(unknown=", ".join(unknown), known=known))
+    return names
+
+
+def _clock(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from datetime import datetime
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise ConfigError("AGENT_CLOCK", ERR_CLOCK.format(value=value)) from None
+    return value
+
+
+_OVERRIDE_CHECKS = {
+    "temperature": lambda v: _number("LLM_TEMPERATURE", v, 0.0, low=0, high=2),
+    "timeout": lambda v: _number("LLM_TIMEOUT", v, 60.0, low=0.001, high=3600),
+    "offline_faults": lambda v: _faults(",".join(v)) if not isinstance(v, str) else _faults(v),
+}
+
+
+def _checked_overrides(overrides: dict) -> dict:
+    """Flags are validated exactly like the variables they override (same messages)."""
+    return {name: _OVERRIDE_CHECKS.get(name, lambda v: v)(value)
+            for name, value in overrides.items() if value is not None}

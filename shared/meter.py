@@ -1,0 +1,66 @@
+"""Every request a run sent to the model and every response it got, seen at the HTTP layer.
+
+Counting at the transport, not in the agent code, is what keeps the tiers comparable:
+LangGraph's prebuilt agent, a hand-built graph, a plain loop and the raw ``openai`` SDK all
+end in the same ``POST /chat/completions``. One :class:`ExchangeLog` per run gives
+
+- ``llm_calls`` and token ``usage`` as the server reported them;
+- ``exchanges``: the request and response bodies, for compare's wire-level diff and for
+  recording cassettes.
+
+Only bodies are kept, never headers: the API key travels in a header and so never lands
+in a log or a cassette.
+"""
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+
+
+class ExchangeLog:
+    """The request/response bodies of one run's chat-completion calls, in order."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._exchanges: list[dict] = []
+
+    @property
+    def exchanges(self) -> list[dict]:
+        with self._lock:
+            return list(self._exchanges)
+
+    @property
+    def llm_calls(self) -> int:
+        return len(self.exchanges)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        total = {"prompt_tokens": 0, "completion_tokens": 0}
+        for exchange in self.exchanges:
+            reported = (exchange.get("response") or {}).get("usage") or {}
+            for key in total:
+                total[key] += int(reported.get(key) or 0)
+        return total
+
+    def http_client(self, *, timeout: float) -> httpx.Client:
+        """An httpx client that records into this log (give it to ChatOpenAI or OpenAI)."""
+        return httpx.Client(timeout=timeout, event_hooks={"response": [self._record]})
+
+    def _record(self, response: httpx.Response) -> None:
+        if not response.request.url.path.endswith("/chat/completions"):
+            return
+        response.read()   # event hook 里必须先 read，才能拿到 body（之后 SDK 读的是缓存）
+        exchange = {"request": _json_or_text(response.request.content),
+                    "response": _json_or_text(response.content),
+                    "status": response.status_code}
+        with self._lock:
+            self._exchanges.append(exchange)
+
+
+def _json_or_text(body: bytes) -> dict | str:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", errors="replace")

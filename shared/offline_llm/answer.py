@@ -1,0 +1,158 @@
+"""离线模型说的话：最终回答、寒暄、以及"我做不到"的那句说明。
+
+Every sentence the offline model produces, as module constants, and the composition of
+the final answer from what the tools actually returned, step by step in the order asked:
+
+- time, weather, price: the tool's result relayed as it is (a "not found" included);
+- arithmetic: ``365 * 24 = 8760`` (a trailing ``.0`` dropped); a tool error is relayed
+  honestly, e.g. ``工具执行出错: 除数不能为零``;
+- holding: ``385.6 × 100 = 38,560 港元`` (thousands separators, as the article writes it).
+  If the ``calculate`` that was observed is not the one the real price calls for (the
+  parallel round guessed ``300 * 100`` before the price came back), the value is
+  recomputed from the observed price and the answer says the earlier number was a wrong
+  guess: the article's section-5 self-correction;
+- a step whose tool was not offered: said so, never faked.
+
+Left out: deciding when to answer (``policy.py``).
+"""
+from __future__ import annotations
+
+from shared import market_data
+from shared.calculator import CalculationError, evaluate
+from shared.offline_llm.intents import (ARITHMETIC, FAREWELL, GREETING, HOLDING, IDENTITY, PRICE, THANKS,
+                                        TIME, WEATHER, Step)
+from shared.offline_llm.progress import Progress
+from shared.tool_functions import TOOL_ERROR
+
+_CITIES = "、".join(c.name for c in market_data.CITIES)
+_STOCKS = "、".join(s.name for s in market_data.STOCKS)
+
+# 听不懂时的那一句：说清离线能做什么、怎么接真实模型；绝不瞎猜一个工具调用
+CAPABILITY_SENTENCE = (
+    "抱歉，这个问题超出了离线演示模型的能力（它是一个确定性的规则策略，不是语言模型）："
+    f"离线时只能查时间、查{_CITIES}的天气、查{_STOCKS}的股价和做算术；"
+    "要接入真实模型，请在 .env 里设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL。"
+)
+
+SMALL_TALK_REPLIES = {
+    GREETING: "你好！我是离线演示模型，可以帮你查时间、天气、股价，也能做算术。",
+    THANKS: "不客气！还有什么需要查的吗？",
+    FAREWELL: "再见！",
+    IDENTITY: ("我是本仓库内置的离线演示模型：一个确定性的规则策略，不是语言模型。"
+               "我能查时间、天气、股价和做算术；要用真实模型，请设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL。"),
+}
+
+TIME_ANSWER = "现在是 {result}。"
+ARITHMETIC_ANSWER = "{expression} = {result}。"
+ARITHMETIC_FAILED = "计算 {expression} 没有成功：{result}。"
+HOLDING_ANSWER = "持有 {quantity} 股{stock}的市值：{price} × {quantity} = {value} {currency}。"
+HOLDING_FAILED = "计算 {quantity} 股{stock}的市值没有成功：{result}。"
+HOLDING_NO_PRICE = "没有查到{stock}的股价，无法计算 {quantity} 股的市值。"
+HOLDING_CORRECTION = ("注意：并行调用时股价还没查到，calculate({expression}) 里的 {guess} 是猜的，"
+                      "算出的 {guess_value} 是错的；上面已按查到的实际股价 {price} 重新计算。")
+TOOL_NOT_OFFERED = "这次请求没有提供 {tool} 工具，无法{task}。"
+_TASKS = {
+    TIME: "查询时间",
+    WEATHER: "查询{subject}的天气",
+    PRICE: "查询{subject}的股价",
+    ARITHMETIC: "计算 {subject}",
+    HOLDING: "计算 {quantity} 股{subject}的市值",
+}
+
+_ERROR_PREFIX = TOOL_ERROR.format(reason="")          # "工具执行出错: "
+_SENTENCE_END = "。！？.!?"
+
+
+def final_answer(progress: Progress) -> str:
+    """The answer, in Chinese, built only from the observed results."""
+    return "".join(_sentence(_describe(progress, i)) for i in range(len(progress.plan)))
+
+
+def money(value: float) -> str:
+    """``38560.0`` -> ``38,560``; ``8845.000000000002`` -> ``8,845``; ``1234.5`` -> ``1,234.5``."""
+    text = f"{value:,.2f}"
+    return text[:-3] if text.endswith(".00") else text.rstrip("0") if "." in text else text
+
+
+def plain_number(text: str) -> str:
+    """The calculator's ``8760`` / ``16.0`` as a reader writes it: ``8760`` / ``16``."""
+    return text[:-2] if text.endswith(".0") and text[:-2].lstrip("-").isdigit() else text
+
+
+def _describe(progress: Progress, index: int) -> str:
+    step, observation = progress.plan[index], progress.observed[index]
+    if step.kind == HOLDING:
+        return _holding(progress, index)
+    if observation is None:
+        return _not_done(progress, step)
+    result = observation.result.strip()
+    if step.kind == TIME and not result.startswith(_ERROR_PREFIX):
+        return TIME_ANSWER.format(result=result)
+    if step.kind == ARITHMETIC:
+        failed = result.startswith(_ERROR_PREFIX)
+        template = ARITHMETIC_FAILED if failed else ARITHMETIC_ANSWER
+        return template.format(expression=step.subject, result=result if failed else plain_number(result))
+    return result          # 天气、股价（含"未找到"）：工具怎么说就怎么转述
+
+
+def _holding(progress: Progress, index: int) -> str:
+    step, observation = progress.plan[index], progress.observed[index]
+    stock = _spaced(step.subject)
+    price, expected = progress.price_for(index), progress.holding_expression(index)
+    if price is None or expected is None:
+        if not progress.is_callable(index):      # 缺的可能是 calculate，也可能是查股价的工具
+            missing = step if progress.offered_name(step) is None else progress.plan[step.depends_on]
+            return _not_done(progress, step, missing.tool)
+        return HOLDING_NO_PRICE.format(stock=stock, quantity=step.quantity)
+    if observation is None:
+        return _not_done(progress, step)
+    asked = str(observation.args.get("expression", "")) if isinstance(observation.args, dict) else ""
+    result = observation.result.strip()
+    if _same_expression(asked, expected):
+        if result.startswith(_ERROR_PREFIX):
+            return HOLDING_FAILED.format(quantity=step.quantity, stock=stock, result=result)
+        return _holding_value(step, stock, price.text, price.currency, result)
+    # 观察到的 calculate 不是按真实股价算的（并行时猜的 300）：用查到的股价重算，并说明纠正
+    recomputed = _holding_value(step, stock, price.text, price.currency, _evaluate(expected))
+    guess = asked.split("*")[0].strip() if "*" in asked else asked
+    correction = HOLDING_CORRECTION.format(expression=asked, guess=guess, price=price.text,
+                                           guess_value=_money_or_text(result))
+    return _sentence(recomputed) + correction
+
+
+def _holding_value(step: Step, stock: str, price: str, currency: str, value: str) -> str:
+    return HOLDING_ANSWER.format(quantity=step.quantity, stock=stock, price=price,
+                                 value=_money_or_text(value), currency=currency).replace(" 。", "。")
+
+
+def _not_done(progress: Progress, step: Step, tool: str | None = None) -> str:
+    task = _TASKS[step.kind].format(subject=step.subject, quantity=step.quantity)
+    return TOOL_NOT_OFFERED.format(tool=tool or step.tool, task=task)
+
+
+def _same_expression(a: str, b: str) -> bool:
+    return "".join(a.split()) == "".join(b.split())
+
+
+def _evaluate(expression: str) -> str:
+    try:
+        return repr(evaluate(expression))
+    except CalculationError as error:
+        return str(error)
+
+
+def _money_or_text(text: str) -> str:
+    try:
+        return money(float(text))
+    except ValueError:
+        return text
+
+
+def _spaced(name: str) -> str:
+    # "100 股腾讯" 但 "100 股 Tencent "：中英文之间留空格
+    return f" {name} " if name.isascii() else name
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if not text or text[-1] in _SENTENCE_END else text + "。"

@@ -1,0 +1,252 @@
+"""内置离线模型的 HTTP 外壳：一个 OpenAI 兼容的 Chat Completions 服务器（只用标准库）。
+
+Every stage talks to a model over HTTP with ``ChatOpenAI(base_url=..., api_key=...)`` or
+the ``openai`` SDK. With no ``LLM_BASE_URL`` configured, that model is this server,
+started in-process on 127.0.0.1 with a free port: no stage has an offline code path, so
+what runs offline is exactly what runs against DeepSeek, vLLM, Ollama or OpenAI.
+
+Routes::
+
+    POST /v1/chat/completions   plain JSON, or server-sent events with "stream": true
+    GET  /v1/models             one model, "offline", described as a rule-based policy
+    GET  /v1/models/offline
+
+Errors are OpenAI-shaped JSON (``validation.py``): 400 bad requests, 404 unknown paths,
+405 wrong methods, 500 when the brain fails (the server thread survives).
+
+The brain is a plain callable, request body -> completion object: by default the
+rule-based :class:`~shared.offline_llm.policy.PolicyBrain`; a cassette replayer can be
+plugged in instead. The server keeps a thread-safe log of every request body it served
+(:attr:`OfflineServer.requests`), so the requests that different implementations sent can
+be compared.
+
+Concurrency: ``ThreadingHTTPServer``, one thread per connection, so the optional latency
+(``OFFLINE_LLM_LATENCY_MS``) is slept in the handler thread and never holds other requests
+back, like a real endpoint serving several clients.
+
+Left out: authentication (any ``Authorization`` header is accepted: there is no key to
+check), TLS, the legacy ``/v1/completions`` and the Responses API.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from shared.offline_llm.policy import PolicyBrain
+from shared.offline_llm.streaming import DONE_LINE, sse_event, stream_chunks
+from shared.offline_llm.validation import SERVER_ERROR, ApiError, parse_chat_request
+
+Brain = Callable[[dict], dict]
+
+MODEL_ID = "offline"
+MODEL_DESCRIPTION = ("a deterministic rule-based policy, not a language model "
+                     "(确定性的规则策略，不是语言模型): time, weather, stock prices and arithmetic "
+                     "over the repo's demo data; set LLM_BASE_URL / LLM_API_KEY / LLM_MODEL for a real model")
+CHAT_PATH = "/v1/chat/completions"
+MODELS_PATH = "/v1/models"
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+ERR_NOT_FOUND = "Invalid URL ({method} {path}) (没有这个地址)."
+ERR_METHOD = "Method {method} not allowed for {path}; use {allowed} (请求方法不对)."
+ERR_NO_MODEL = "The model '{model}' does not exist; this server has only '{known}' (没有这个模型)."
+ERR_TOO_LARGE = "Request body too large (请求体过大，上限 {limit} 字节)."
+ERR_LENGTH = "Content-Length required (需要 Content-Length)."
+ERR_BRAIN = "The offline model failed on this request (离线模型内部出错): {error}"
+ERR_NOT_STARTED = "OfflineServer is not started: call start() or use it as a context manager."
+ERR_STARTED = "OfflineServer is already started."
+
+
+class OfflineServer:
+    """The embedded OpenAI-compatible server; ``with OfflineServer() as server: server.base_url``."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, faults: tuple[str, ...] = (),
+                 seed: int | None = None, latency_ms: int = 0, brain: Brain | None = None):
+        # brain 为空时用规则策略；故障模式在这里就校验，名字写错启动即失败
+        self.brain: Brain = brain if brain is not None else PolicyBrain(seed=seed, faults=tuple(faults))
+        self.host, self.port, self.latency_ms = host, port, latency_ms
+        self._log: list[dict] = []
+        self._lock = threading.Lock()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "OfflineServer":
+        """Bind (port 0 = a free port) and serve in a daemon thread; returns ``self``."""
+        if self._httpd is not None:
+            raise RuntimeError(ERR_STARTED)
+        self._httpd = _HTTPServer((self.host, self.port), self)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name=f"offline-llm:{self._httpd.server_address[1]}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is None:
+            return
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._httpd, self._thread = None, None
+
+    def __enter__(self) -> "OfflineServer":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``, what ``OpenAI(base_url=...)`` wants."""
+        if self._httpd is None:
+            raise RuntimeError(ERR_NOT_STARTED)
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def requests(self) -> list[dict]:
+        """A copy of every chat-completion request body served, in arrival order."""
+        with self._lock:
+            return copy.deepcopy(self._log)
+
+    def _record(self, request: dict) -> None:
+        with self._lock:
+            self._log.append(copy.deepcopy(request))
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True            # 退出时不等仍在读 keep-alive 连接的线程
+
+    def __init__(self, address: tuple[str, int], owner: OfflineServer):
+        self.owner = owner
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    # HTTP/1.1：连接可复用（SDK 的连接池），JSON 响应都带 Content-Length
+    protocol_version = "HTTP/1.1"
+    server_version = "offline-llm/1"
+    timeout = 60                     # 空闲连接 60 秒后关闭，线程随之结束
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 — 基类的参数名
+        """Silent: the default handler logs every request to stderr, over the agent's output."""
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch("OPTIONS")
+
+    def _dispatch(self, method: str) -> None:
+        try:
+            body = self._read_body()    # 先把请求体读完，keep-alive 连接上的下一个请求才不会错位
+            path = urlsplit(self.path).path.rstrip("/")
+            if path == CHAT_PATH:
+                self._allow(method, path, "POST")
+                self._chat(body)
+            elif path == MODELS_PATH or path.startswith(MODELS_PATH + "/"):
+                self._allow(method, path, "GET")
+                self._models(path[len(MODELS_PATH) + 1:])
+            else:
+                raise ApiError(404, ERR_NOT_FOUND.format(method=method, path=path or "/"))
+        except ApiError as error:
+            self._send_json(error.status, error.body(), headers=error.headers, head_only=method == "HEAD")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True            # 客户端先走了：没有人可以回答
+
+    def _allow(self, method: str, path: str, allowed: str) -> None:
+        if method != allowed:
+            raise ApiError(405, ERR_METHOD.format(method=method, path=path, allowed=allowed),
+                           headers={"Allow": allowed})
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            self.close_connection = True
+            raise ApiError(411, ERR_LENGTH)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            self.close_connection = True
+            raise ApiError(400, ERR_LENGTH) from None
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            raise ApiError(413, ERR_TOO_LARGE.format(limit=MAX_BODY_BYTES))
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _chat(self, raw: bytes) -> None:
+        request = parse_chat_request(raw)
+        owner = self.server.owner
+        owner._record(request)
+        if owner.latency_ms > 0:
+            time.sleep(owner.latency_ms / 1000)   # 只睡本线程：别的请求照常被服务
+        include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
+        try:
+            completion = owner.brain(request)
+            # 流式的分片也在发响应头之前算好：出错时还来得及回一个 500
+            chunks = list(stream_chunks(completion, include_usage=include_usage)) if request.get("stream") else None
+        except ApiError:
+            raise
+        except Exception as error:  # noqa: BLE001 — 大脑出错只影响这一个请求，服务器线程不能死
+            raise ApiError(500, ERR_BRAIN.format(error=f"{type(error).__name__}: {error}"),
+                           error_type=SERVER_ERROR) from None
+        if chunks is None:
+            self._send_json(200, completion)
+        else:
+            self._send_stream(chunks)
+
+    def _models(self, model_id: str) -> None:
+        model = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "react-agent-from-scratch",
+                 "description": MODEL_DESCRIPTION, "rule_based": True, "language_model": False}
+        if not model_id:
+            self._send_json(200, {"object": "list", "data": [model]})
+        elif model_id == MODEL_ID:
+            self._send_json(200, model)
+        else:
+            raise ApiError(404, ERR_NO_MODEL.format(model=model_id, known=MODEL_ID), param="model",
+                           code="model_not_found")
+
+    def _send_json(self, status: int, body: dict, *, headers: dict[str, str] | None = None,
+                   head_only: bool = False) -> None:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if not head_only:
+            self.wfile.write(data)
+
+    def _send_stream(self, chunks: list[dict]) -> None:
+        # 流式响应长度事先未知：不用 chunked 编码，而是发完即关连接（SSE 的常见做法）
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for chunk in chunks:
+            self.wfile.write(sse_event(chunk))
+            self.wfile.flush()
+        self.wfile.write(DONE_LINE)
+        self.wfile.flush()

@@ -1,0 +1,133 @@
+"""运行记录：每个实现跑完一个问题，都交出同一种记录（CONTRACT.md 的 run record）。
+
+One record type for every tier is what makes them comparable: compare diffs records,
+the trace printer prints records, ``--json`` prints a record. A LangChain tier's record is
+built from its message list (:func:`rounds_from_messages`); a JSON-protocol loop hands
+over a :class:`LoopResult` it built as it went.
+
+Also here: the ``guessed_argument`` finding of CONTRACT.md, the article's section-5
+observation made mechanical: a number in a tool call's arguments that the model could
+not have known yet (not in the question, not in any result returned before that call).
+
+No LangChain import: messages are read by duck typing, so the zero-framework loops can
+use this module with only the ``openai`` SDK installed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+ANSWERED, MAX_STEPS, ERROR, STOPPED = "answered", "max_steps", "error", "stopped"
+STATUSES = (ANSWERED, MAX_STEPS, ERROR, STOPPED)
+
+# create_react_agent 的步数守卫：剩余步数不够再走一轮工具时，它不抛异常，
+# 而是用这句话替换模型的回复（langgraph/prebuilt/chat_agent_executor.py）。
+# 所以"回答是这句话"在 stage 1 里意味着 max_steps，而不是模型真的答完了。
+PREBUILT_STEP_GUARD_TEXT = "Sorry, need more steps to process this request."
+
+GUESSED_ARGUMENT = "guessed_argument"
+GUESS_DETAIL = "{number} 既不在问题里，也不在此前返回的工具结果里"
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@dataclass
+class RunRecord:
+    impl: str
+    prompt: str
+    temperature: float
+    run: int = 0
+    status: str = ANSWERED
+    rounds: list[list[dict]] = field(default_factory=list)
+    answer: str | None = None
+    error: str | None = None
+    flags: list[dict] = field(default_factory=list)
+    usage: dict = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
+    llm_calls: int = 0
+    seconds: float = 0.0
+    stopped_at: str | None = None          # 扩展字段：步数上限/守卫在哪里结束了这次运行
+    exchanges: list[dict] = field(default_factory=list, repr=False)  # 不进 to_dict()
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data.pop("exchanges")
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RunRecord":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass
+class LoopResult:
+    """What a JSON-protocol loop returns; the runner turns it into a :class:`RunRecord`."""
+    messages: list[dict]
+    rounds: list[list[dict]]
+    status: str
+    answer: str | None
+    error: str | None = None
+    stopped_at: str | None = None
+
+
+def rounds_from_messages(messages: list) -> list[list[dict]]:
+    """Group a LangChain message list into rounds: one per AI message that asked for tools.
+
+    Each call gets the content of the ToolMessage that answered it (matched by
+    ``tool_call_id``), or ``None`` if it was never executed (a step limit hit first).
+    """
+    results = {m.tool_call_id: m.content for m in messages if getattr(m, "type", "") == "tool"}
+    return [
+        [{"name": tc["name"], "args": tc["args"], "result": results.get(tc["id"])}
+         for tc in m.tool_calls]
+        for m in messages
+        if getattr(m, "type", "") == "ai" and getattr(m, "tool_calls", None)
+    ]
+
+
+def outcome_from_messages(messages: list) -> tuple[str, str | None]:
+    """``(status, answer)`` of a LangChain run, read off its last message."""
+    last = messages[-1] if messages else None
+    if getattr(last, "type", "") == "ai" and not getattr(last, "tool_calls", None):
+        if last.content == PREBUILT_STEP_GUARD_TEXT:
+            return MAX_STEPS, None
+        return ANSWERED, _text(last.content)
+    return MAX_STEPS, None       # 最后一条还是工具调用/工具结果：步数用完了
+
+
+def guessed_argument_flags(prompt: str, rounds: list[list[dict]]) -> list[dict]:
+    """Numbers in tool arguments that appear neither in the question nor in earlier results."""
+    known = _numbers(prompt)
+    flags = []
+    for index, round_ in enumerate(rounds, 1):
+        for call in round_:
+            for number in sorted(_numbers(_flatten(call["args"])) - known):
+                flags.append({"kind": GUESSED_ARGUMENT, "round": index, "tool": call["name"],
+                              "detail": GUESS_DETAIL.format(number=_show(number))})
+        # 这一轮的结果要等这一轮的调用都发出之后才回来：同一轮里的调用看不到彼此的结果
+        for call in round_:
+            known |= _numbers(call.get("result") or "")
+    return flags
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n) for n in _NUMBER.findall(text.replace(",", ""))}
+
+
+def _flatten(value) -> str:
+    if isinstance(value, dict):
+        return " ".join(_flatten(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return " ".join(_flatten(v) for v in value)
+    return str(value)
+
+
+def _show(number: float) -> str:
+    return str(int(number)) if number.is_integer() else str(number)
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    # 有的模型返回分段 content（[{"type": "text", "text": ...}]）
+    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)

@@ -1,0 +1,42 @@
+"""打印 ReAct 循环每一步，格式与文章一致，方便几个实现横向对比。
+
+The articles print a message list: ``[i] 👤 用户``, ``[i] 🤖 AI 调用工具``, ``[i] 🔧 工具返回``,
+``[i] 🤖 AI 回答``, with ``i`` the message's position (1 = the system prompt, not shown).
+This printer works on a :class:`~shared.run_record.RunRecord` instead, so the very same
+printer serves every tier, LangChain or not; the numbering is the one the message list of
+a function-calling run has (all calls of a round share the AI message's number, as in the
+article's section 5: ``[3] get_current_time``, ``[3] get_stock_price``, ``[3] calculate``).
+"""
+from __future__ import annotations
+
+import sys
+
+from shared.run_record import ANSWERED, ERROR, MAX_STEPS, RunRecord
+
+STATUS_LINES = {
+    MAX_STEPS: "⚠️ 达到最大步数，强制结束：{detail}",
+    ERROR: "❌ 运行出错：{detail}",
+}
+STOPPED_LINE = "⛔ 被守卫终止：{detail}"
+
+
+def print_trace(record: RunRecord, file=sys.stdout) -> None:
+    print("\n-- Agent 推理过程 --", file=file)
+    index = 2                                      # [1] 是系统提示词，不打印
+    print(f"[{index}] 👤 用户: {record.prompt}", file=file)
+    for round_ in record.rounds:
+        index += 1
+        for call in round_:
+            print(f"[{index}] 🤖 AI 调用工具: {call['name']}({call['args']})", file=file)
+        for call in round_:
+            if call.get("result") is not None:
+                index += 1
+                print(f"[{index}] 🔧 工具返回: {call['result']}", file=file)
+    if record.status == ANSWERED:
+        print(f"[{index + 1}] 🤖 AI 回答: {record.answer}", file=file)
+    else:
+        template = STATUS_LINES.get(record.status, STOPPED_LINE)
+        print(template.format(detail=record.stopped_at or record.error or record.status), file=file)
+    for flag in record.flags:
+        print(f"⚠️ {flag['kind']}（第 {flag['round']} 轮 {flag['tool']}）：{flag['detail']}", file=file)
+    print("-- 推理结束 --", file=file)

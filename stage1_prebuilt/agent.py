@@ -1,0 +1,70 @@
+"""第 1 阶段（黑盒）：用 LangGraph 预置的 create_react_agent 跑通 ReAct Agent。
+
+一行 ``create_react_agent(llm, TOOLS, prompt=SYSTEM_PROMPT)`` 就得到一个会"思考 → 调工具
+→ 看结果 → 再思考"的 agent。我们只看得见输入（一句话）和输出（一串消息），中间的循环、
+状态、终止条件全被封装在预置图里——这就是"黑盒"。第 2 阶段会把它拆成 StateGraph，
+第 3 阶段再拆成一个 for 循环。
+
+文章概念 → 本文件：
+    ReAct 循环（思考→行动→观察）  <==>  create_react_agent 内部的预置图
+    工具 schema 下发给模型        <==>  它内部的 llm.bind_tools(TOOLS)
+    执行工具                      <==>  它内部的 ToolNode(TOOLS)
+    recursion_limit（文章: 默认 25）<==>  config={"recursion_limit": recursion_limit_for(max_steps)}
+    app.invoke({"messages": ...}) <==>  run_agent(user_input)
+
+和文章写作时相比，库已经变了（证据见 README「库的变化」）：
+- LangGraph 1.x 把 ``create_react_agent`` 标为弃用，新家是 ``langchain.agents.create_agent``
+  （一个带 middleware 的同类 agent）。本阶段讲的就是这个黑盒本身，所以保留它，只把弃用
+  警告静音，不让学习者第一眼看到一屏警告。
+- ``recursion_limit`` 的默认值不再是文章说的 25（langgraph 1.2 里是 10007）。默认值一大，
+  "步数上限"就形同虚设，所以这里显式传入，并用和第 3 阶段同一个 ``max_steps`` 换算。
+- 它的步数守卫不抛异常：剩余步数不够再走一轮工具时，它把模型的回复替换成
+  "Sorry, need more steps to process this request." 然后正常结束。run record 把这种结局
+  记为 status ``max_steps``（shared/run_record.py），而不是"答完了"。
+
+本文件不包含：流式输出、记忆/checkpointer、结构化输出、middleware（都是第 1 篇之外的话题）。
+"""
+from __future__ import annotations
+
+import warnings
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.prebuilt import ToolNode, create_react_agent
+from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+from shared.prompts import SYSTEM_PROMPT
+from shared.tools import TOOLS, format_tool_error, reject_unknown_tool
+
+
+def recursion_limit_for(max_steps: int) -> int:
+    """把"最多调用模型 max_steps 次"换算成 LangGraph 的 recursion_limit。
+
+    recursion_limit 数的是"超步"（super-step）：每执行一个节点算一步。一轮 ReAct =
+    agent 节点 + tools 节点 = 2 步，所以 max_steps 次模型调用（中间夹着 max_steps 次
+    工具执行）需要 2 * max_steps 步。与第 3 阶段 for step in range(max_steps) 对齐。
+    """
+    return 2 * max_steps
+
+
+def build_agent(llm: BaseChatModel):
+    # ToolNode 默认只把"参数校验失败"回给模型，工具内部抛的异常会直接炸掉整个 graph；
+    # 未知工具名则回一段它自己的英文模板。为了让三个阶段对模型说同一种话，这里显式配置：
+    #   handle_tool_errors=format_tool_error  —— 任何工具异常都变成同一种中文错误文本；
+    #   wrap_tool_call=reject_unknown_tool     —— 未知工具名也走这条路。
+    tools_node = ToolNode(TOOLS, handle_tool_errors=format_tool_error,
+                          wrap_tool_call=reject_unknown_tool)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)   # 见模块 docstring
+        # prompt= 在每次调模型前把系统提示词放到最前面（它不写进 state 的 messages）
+        return create_react_agent(llm, tools_node, prompt=SYSTEM_PROMPT)
+
+
+def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel) -> list[BaseMessage]:
+    """黑盒的全部用法：invoke 一次，拿回完整的 messages 历史。"""
+    app = build_agent(llm)
+    result = app.invoke(
+        {"messages": [HumanMessage(content=user_input)]},
+        config={"recursion_limit": recursion_limit_for(max_steps)},
+    )
+    return result["messages"]
