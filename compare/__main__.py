@@ -46,7 +46,7 @@ from shared.run_record import ERROR, RunRecord
 
 # get_current_time 读 AGENT_CLOCK。不固定它，三个实现在不同的秒里查时间，trace 必然"不同"——
 # 那是时钟的差异，不是机制的差异。用户没设时，compare 用这个固定时刻（报告里会写明）。
-DEFAULT_CLOCK = "2025-06-18T09:30:00+08:00"
+DEFAULT_CLOCK = "2026-11-30T18:04:51+08:00"   # 与 README 的示例输出、tests/conftest.py 同一时刻
 DEFAULT_OUT = Path("reports")
 INTERRUPTED_STATUS = 130
 
@@ -57,6 +57,7 @@ ERR_TEMPERATURE = "--temperature 应是 0 到 2 之间的数，收到 {value!r}"
 ERR_BOTH_SOURCES = "--prompt 与 --suite 只能二选一（--prompt 会取代题库）"
 ERR_RECORD_REPLAY = "--record 与 --replay 只能二选一"
 ERR_EMPTY_PROMPT = "--prompt 不能是空字符串"
+ERR_WRITE = "无法写入 {path}: {reason}"
 MSG_INTERRUPTED = "中断：已完成的 {done} 次运行保存在 {path}；同一命令加 --resume 即可接着跑。"
 MSG_ALL_ERRORS = "注意：全部 {n} 次运行都以 error 结束（例如：{error}），判定只说明它们错得一样。"
 MSG_WRITTEN = "报告: {files}"
@@ -112,6 +113,10 @@ def make_plan(args) -> Plan:
         impls = [get_implementation(n) for n in dict.fromkeys(args.impl or IMPLEMENTATIONS)]
     except UnknownImplementationError as error:
         raise UsageError(f"--impl: {error}") from None
+    cassette = Cassette.load(args.replay) if args.replay else None
+    if cassette and cassette.protocols and not args.impl:
+        # 回放时默认只跑录制时那种协议的实现（另一种协议的请求注定对不上）
+        impls = [i for i in impls if i.protocol in cassette.protocols]
     if args.prompt is not None:
         if not all(p.strip() for p in args.prompt):
             raise UsageError(ERR_EMPTY_PROMPT)
@@ -119,7 +124,6 @@ def make_plan(args) -> Plan:
     else:
         prompts = load_suite(args.suite or DEFAULT_SUITE)
     temperatures = [_temperature(t) for t in args.temperature] if args.temperature else None
-    cassette = Cassette.load(args.replay) if args.replay else None
     return Plan(impls, prompts, temperatures and list(dict.fromkeys(temperatures)), args.runs, cassette)
 
 
@@ -171,19 +175,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with environment("AGENT_CLOCK", clock):
             records = _sweep(jobs, results, header, settings, plan, args)
+        meta = {**header, "implementations": [i.name for i in plan.impls], "temperatures": temperatures,
+                "runs": plan.runs, "seed": SEED_NOTE,
+                "clock": CLOCK_NOTE.format(clock=clock, source=CLOCK_USER if settings.clock else CLOCK_DEFAULT)}
+        protocols = {i.name: i.protocol for i in plan.impls}
+        report = build_report(plan.prompts, temperatures, records, protocols=protocols, meta=meta)
+        _finish(report, records, protocols, settings, args)
     except ResumeError as error:
         print(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
         return 2
+    except OSError as error:          # --out / --record 指向写不了的地方
+        print(ERR_USAGE.format(prog=PROG, message=ERR_WRITE.format(
+            path=error.filename or args.out, reason=error.strerror or error)), file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
-        done = max(0, len(results.path.read_text(encoding="utf-8").splitlines()) - 1)
-        print(MSG_INTERRUPTED.format(done=done, path=results.path), file=sys.stderr)
+        lines = results.path.read_text(encoding="utf-8").splitlines() if results.path.is_file() else []
+        print(MSG_INTERRUPTED.format(done=max(0, len(lines) - 1), path=results.path), file=sys.stderr)
         return INTERRUPTED_STATUS
-    meta = {**header, "clock": CLOCK_NOTE.format(clock=clock, source=CLOCK_USER if settings.clock else CLOCK_DEFAULT),
-            "implementations": [i.name for i in plan.impls], "temperatures": temperatures,
-            "runs": plan.runs, "seed": SEED_NOTE}
-    report = build_report(plan.prompts, temperatures, records,
-                          protocols={i.name: i.protocol for i in plan.impls}, meta=meta)
-    _finish(report, records, settings, args)
     return report.exit_code
 
 
@@ -216,13 +224,15 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
     return sorted(records, key=lambda r: order[record_key(r)])
 
 
-def _finish(report: Report, records: list[RunRecord], settings: Settings, args) -> None:
+def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str], settings: Settings,
+            args) -> None:
     paths = write_reports(report, args.out)
     lines = [MSG_WRITTEN.format(files=", ".join(str(p) for p in paths))]
     if args.record:
         cassette = Cassette()
         for record in records:
-            cassette.add_exchanges(record.exchanges)
+            if cassette.add_exchanges(record.exchanges):
+                cassette.protocols.add(protocols[record.impl])
         cassette.save(args.record, secret=settings.api_key)
         lines.append(MSG_CASSETTE.format(path=args.record, n=len(cassette.interactions)))
     if records and all(r.status == ERROR for r in records):

@@ -74,7 +74,10 @@ def key_hash(key: dict) -> str:
 class Cassette:
     """Recorded answers by request key; :meth:`brain` is the embedded server's brain."""
 
-    interactions: dict[str, dict] = field(default_factory=dict)   # hash -> {"key", "request", "response"}
+    interactions: dict[str, dict] = field(default_factory=dict)   # hash -> {"request", "response"}
+    # 录制时用到的协议（function_calling / json）：回放时默认只跑这些协议的实现，
+    # 因为另一种协议的请求从第一条消息起就不同，注定对不上
+    protocols: set[str] = field(default_factory=set)
 
     def add(self, request: dict, response: dict) -> None:
         """Record one answer; the first answer to a request wins."""
@@ -120,7 +123,7 @@ class Cassette:
         return ERR_MISS_EXTRA.format(index=best + 1)
 
     def to_dict(self) -> dict:
-        return {"format": CASSETTE_FORMAT, "about": CASSETTE_ABOUT,
+        return {"format": CASSETTE_FORMAT, "about": CASSETTE_ABOUT, "protocols": sorted(self.protocols),
                 "interactions": [{"key": h, **entry} for h, entry in self.interactions.items()]}
 
     def save(self, path: Path, *, secret: str | None = None) -> None:
@@ -142,7 +145,7 @@ class Cassette:
         if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT \
                 or not isinstance(data.get("interactions"), list):
             raise CassetteError(ERR_FORMAT.format(path=path, format=CASSETTE_FORMAT))
-        cassette = cls()
+        cassette = cls(protocols={p for p in data.get("protocols", []) if isinstance(p, str)})
         for entry in data["interactions"]:
             if isinstance(entry, dict) and isinstance(entry.get("request"), dict) and "response" in entry:
                 # 用文件里的 request 重新算 hash：手改过的 cassette 也能用

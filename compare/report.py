@@ -6,6 +6,8 @@ prompt and temperature, a :class:`PromptReport` holds
 - the verdict of :func:`compare.verdicts.verdict` over every implementation and run, with
   its first difference, the step-budget stops and the ``guessed_argument`` flags;
 - the drift statistics of :func:`compare.verdicts.drift` (per implementation and overall);
+- with several runs, the verdict among the implementations run by run (same seed, so what
+  differs there is the mechanism, not the sampling): :func:`mechanism_verdicts`;
 - the suite's expectation checked run by run (calls, and strings the answer must contain);
 - the wire-level comparison of :mod:`compare.wire`;
 - the table every view draws (:func:`table_rows`): columns are the implementations (one
@@ -91,7 +93,8 @@ class PromptReport:
     wire: list[WireComparison]
     columns: list[Column]
     rows: list[Row]
-    by_run: dict[int, Verdict] = field(default_factory=dict)   # 多次运行时：每个 seed 内各实现之间的判定
+    # 多次运行时：每个 seed 内各实现之间的判定；"*" 是全部实现，另按协议分组（协议不止一种时）
+    mechanism: dict[str, dict[int, Verdict]] = field(default_factory=dict)
 
     @property
     def several_runs(self) -> bool:
@@ -108,7 +111,8 @@ class PromptReport:
                 "drift": {impl: d.to_dict() for impl, d in self.drift.items()},
                 "expectation": self.expectation.to_dict() if self.expectation else None,
                 "wire": [w.to_dict() for w in self.wire],
-                "mechanism": {str(run): v.verdict for run, v in self.by_run.items()} or None}
+                "mechanism": {group: {str(run): v.verdict for run, v in runs.items()}
+                              for group, runs in self.mechanism.items()} or None}
 
 
 @dataclass
@@ -152,20 +156,30 @@ def prompt_report(prompt: SuitePrompt, temperature: float, records: list[RunReco
         drift=drift_by_impl(records, **options),
         expectation=check_expectation(prompt, records),
         wire=compare_requests(records, protocols), columns=columns, rows=table_rows(columns),
-        by_run=verdicts_by_run(records))
+        mechanism=mechanism_verdicts(records, protocols))
 
 
-def verdicts_by_run(records: list[RunRecord]) -> dict[int, Verdict]:
-    """With several runs and implementations: the verdict among the implementations, run by run.
+def mechanism_verdicts(records: list[RunRecord], protocols: dict[str, str]) -> dict[str, dict[int, Verdict]]:
+    """With several runs: the verdict among the implementations, run by run.
 
     Run ``r`` used seed ``r`` everywhere, so within a run the implementations saw the same
     sampling decisions: a difference there is the mechanism. Differences between runs are
-    the sampling; the overall verdict and the drift statistics show those.
+    the sampling; the overall verdict and the drift statistics show those. Key ``"*"`` is
+    every implementation; with several protocols each protocol group gets its own key too
+    (a JSON-protocol reply holds one call by construction, so it cannot follow a parallel
+    round: across protocols that is a difference of protocol, within one it is not).
     """
-    runs = sorted({r.run for r in records})
-    if len(runs) < 2 or len({r.impl for r in records}) < 2:
+    if len({r.run for r in records}) < 2:
         return {}
-    return {run: verdict([r for r in records if r.run == run]) for run in runs}
+    groups = {"*": records}
+    if len({protocols.get(r.impl) for r in records}) > 1:
+        for record in records:
+            groups.setdefault(protocols.get(record.impl, "?"), []).append(record)
+    return {name: _by_run(group) for name, group in groups.items() if len({r.impl for r in group}) > 1}
+
+
+def _by_run(records: list[RunRecord]) -> dict[int, Verdict]:
+    return {run: verdict([r for r in records if r.run == run]) for run in sorted({r.run for r in records})}
 
 
 def check_expectation(prompt: SuitePrompt, records: list[RunRecord]) -> ExpectationCheck | None:
@@ -330,16 +344,18 @@ def drift_line(section: PromptReport) -> str | None:
     return "漂移：" + "，".join(parts)
 
 
-def mechanism_line(section: PromptReport) -> str | None:
-    if not section.by_run:
-        return None
-    same = [run for run, v in section.by_run.items() if v.verdict == EQUIVALENT]
-    text = f"机制（同一 seed 内各实现之间）：{len(same)}/{len(section.by_run)} 次运行 equivalent"
-    odd = next((v for v in section.by_run.values() if v.verdict != EQUIVALENT), None)
-    if odd is not None:
-        first = odd.details.get("first_difference") or {}
-        text += f"；{first.get('impl')}#{first.get('run')} {odd.verdict}: {first.get('message')}"
-    return text
+def mechanism_lines(section: PromptReport) -> list[str]:
+    lines = []
+    for group, runs in section.mechanism.items():
+        same = [run for run, v in runs.items() if v.verdict == EQUIVALENT]
+        scope = "" if group == "*" else f"，只看 {group} 协议"
+        text = f"机制（同一 seed 内各实现之间{scope}）：{len(same)}/{len(runs)} 次运行 equivalent"
+        odd = next((v for v in runs.values() if v.verdict != EQUIVALENT), None)
+        if odd is not None:
+            first = odd.details.get("first_difference") or {}
+            text += f"；{first.get('impl')}#{first.get('run')} {odd.verdict}: {first.get('message')}"
+        lines.append(text)
+    return lines
 
 
 def flag_lines(section: PromptReport) -> list[str]:
@@ -350,8 +366,8 @@ def flag_lines(section: PromptReport) -> list[str]:
 def summary_lines(section: PromptReport) -> list[str]:
     """The lines under a prompt's table, in every view."""
     lines = [first_difference_text(section) and f"第一处不同：{first_difference_text(section)}",
-             expectation_line(section), drift_line(section), mechanism_line(section)]
-    return [line for line in lines if line] + flag_lines(section) + wire_lines(section)
+             expectation_line(section), drift_line(section)]
+    return [line for line in lines if line] + mechanism_lines(section) + flag_lines(section) + wire_lines(section)
 
 
 # ---- 写文件 ----

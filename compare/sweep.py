@@ -155,13 +155,14 @@ def _line(record: RunRecord) -> str:
 def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, concurrency: int = 4,
               serial: bool = False, max_steps: int = 10,
               on_done: Callable[[RunRecord], None] | None = None,
-              run: RunFunction = run_once) -> list[RunRecord]:
+              run: RunFunction | None = None) -> list[RunRecord]:
     """Run the jobs, at most ``concurrency`` at a time; every finished run is appended at once.
 
     Returns the new records in job order. ``KeyboardInterrupt`` (Ctrl-C, or raised by a
     run) cancels the jobs not started, lets the running ones finish and be written, then
     propagates. ``run`` is :func:`shared.runner.run_once` unless a test injects another.
     """
+    run = run or run_once          # 调用时才取：测试可以替换模块里的 run_once
     def work(job: Job) -> RunRecord:
         try:
             record = run(job.impl, job.prompt, endpoint, job.options(serial=serial, max_steps=max_steps))

@@ -48,7 +48,9 @@ FIXES = ("extract", "repeat", "window", "unknown_tool", "validate")
 MAX_SAME_CALLS = 3          # 同一工具 + 同一参数连续出现 3 次 → 硬停（文章策略 B）
 MAX_UNKNOWN_TOOL_RETRIES = 3  # 幻觉工具最多重试 3 次（文章："最多重试 2-3 次"）
 MAX_BAD_ANSWERS = 3         # 连续 3 次不合格的最终答案 → 降级回答（文章保险 3）
-MIN_ANSWER_CHARS = 5        # 文章的 validate_final_answer：少于 5 个字不算答案
+# 文章的 validate_final_answer 用 5：少于 5 个字不算答案。但"好的。""北京晴。"这样的短句是
+# 合法回答，5 会误杀它们；真正的"抽风"（空串、一个标点、英文、JSON）由其余几条检查抓住。
+MIN_ANSWER_CHARS = 2
 WINDOW_MAX_TOKENS = 3000    # 窗口的 token 上限（与离线模型同一个计数器，见 context_window）
 
 # 高风险工具：执行前先问人（文章方向 3）。现在还没有——place_order 随下单的 issue 加入

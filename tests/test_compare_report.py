@@ -18,7 +18,7 @@ from shared.run_record import MAX_STEPS, RunRecord, guessed_argument_flags
 
 PROMPT = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
 EVIL = "<script>alert('x')</script> | 行1\n行2 ; # %"
-TIME = {"name": "get_current_time", "args": {}, "result": "2025-06-18 09:30:00"}
+TIME = {"name": "get_current_time", "args": {}, "result": "2026-11-30 18:04:51"}
 PRICE = {"name": "get_stock_price", "args": {"symbol": "腾讯"}, "result": "腾讯（0700.HK）当前股价：385.6 港元"}
 GOOD_CALC = {"name": "calculate", "args": {"expression": "385.6 * 100"}, "result": "38560.0"}
 GUESS_CALC = {"name": "calculate", "args": {"expression": "300 * 100"}, "result": "30000"}

@@ -4,7 +4,7 @@ Every sentence the offline model produces, as module constants, and the composit
 the final answer from what the tools actually returned, step by step in the order asked:
 
 - time, weather, price: the tool's result relayed as it is (a "not found" included);
-- arithmetic: ``365 * 24 = 8760`` (a trailing ``.0`` dropped); a tool error is relayed
+- arithmetic: ``计算结果：365 * 24 = 8760`` (a trailing ``.0`` dropped; always some Chinese in the answer); a tool error is relayed
   honestly, e.g. ``工具执行出错: 除数不能为零``;
 - holding: ``385.6 × 100 = 38,560 港元`` (thousands separators, as the article writes it).
   If the ``calculate`` that was observed is not the one the real price calls for (the
@@ -18,7 +18,7 @@ Left out: deciding when to answer (``policy.py``).
 from __future__ import annotations
 
 from shared import market_data
-from shared.calculator import CalculationError, evaluate
+from shared.calculator import CalculationError, evaluate, format_number
 from shared.offline_llm.intents import (ARITHMETIC, FAREWELL, GREETING, HOLDING, IDENTITY, PRICE, THANKS,
                                         TIME, WEATHER, Step)
 from shared.offline_llm.progress import Progress
@@ -43,9 +43,9 @@ SMALL_TALK_REPLIES = {
 }
 
 TIME_ANSWER = "现在是 {result}。"
-ARITHMETIC_ANSWER = "{expression} = {result}。"
+ARITHMETIC_ANSWER = "计算结果：{expression} = {result}。"
 ARITHMETIC_FAILED = "计算 {expression} 没有成功：{result}。"
-HOLDING_ANSWER = "持有 {quantity} 股{stock}的市值：{price} × {quantity} = {value} {currency}。"
+HOLDING_ANSWER = "{quantity} 股{stock}的市值：{price} × {quantity} = {value} {currency}。"
 HOLDING_FAILED = "计算 {quantity} 股{stock}的市值没有成功：{result}。"
 HOLDING_NO_PRICE = "没有查到{stock}的股价，无法计算 {quantity} 股的市值。"
 HOLDING_CORRECTION = ("注意：并行调用时股价还没查到，calculate({expression}) 里的 {guess} 是猜的，"
@@ -84,7 +84,7 @@ def _describe(progress: Progress, index: int) -> str:
     if step.kind == HOLDING:
         return _holding(progress, index)
     if observation is None:
-        return _not_done(progress, step)
+        return _not_done(step)
     result = observation.result.strip()
     if step.kind == TIME and not result.startswith(_ERROR_PREFIX):
         return TIME_ANSWER.format(result=result)
@@ -102,10 +102,10 @@ def _holding(progress: Progress, index: int) -> str:
     if price is None or expected is None:
         if not progress.is_callable(index):      # 缺的可能是 calculate，也可能是查股价的工具
             missing = step if progress.offered_name(step) is None else progress.plan[step.depends_on]
-            return _not_done(progress, step, missing.tool)
+            return _not_done(step, missing.tool)
         return HOLDING_NO_PRICE.format(stock=stock, quantity=step.quantity)
     if observation is None:
-        return _not_done(progress, step)
+        return _not_done(step)
     asked = str(observation.args.get("expression", "")) if isinstance(observation.args, dict) else ""
     result = observation.result.strip()
     if _same_expression(asked, expected):
@@ -125,7 +125,7 @@ def _holding_value(step: Step, stock: str, price: str, currency: str, value: str
                                  value=_money_or_text(value), currency=currency).replace(" 。", "。")
 
 
-def _not_done(progress: Progress, step: Step, tool: str | None = None) -> str:
+def _not_done(step: Step, tool: str | None = None) -> str:
     task = _TASKS[step.kind].format(subject=step.subject, quantity=step.quantity)
     return TOOL_NOT_OFFERED.format(tool=tool or step.tool, task=task)
 
@@ -136,7 +136,7 @@ def _same_expression(a: str, b: str) -> bool:
 
 def _evaluate(expression: str) -> str:
     try:
-        return repr(evaluate(expression))
+        return format_number(evaluate(expression))
     except CalculationError as error:
         return str(error)
 

@@ -14,7 +14,9 @@ articles use:
   ``- name: description`` lines. A call is an assistant message containing such a JSON
   object; its result is the ``user`` message right after it
   (``工具 X 的执行结果：...\\n\\n请根据这个结果继续完成任务。...``). The question is the last
-  user message that is *not* such a result.
+  user message that is *not* such a result, unless it is the loop's feedback on the model's
+  last reply (it follows an assistant message and asks for nothing the policy recognises:
+  "你的上一条回复不能作为最终答案…"); then the question before it still stands.
 
 Left out: deciding anything (``policy.py``), understanding the question (``intents.py``).
 """
@@ -23,6 +25,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+
+from shared.offline_llm.intents import make_plan, small_talk
 
 FUNCTION_CALLING = "function_calling"
 JSON_PROTOCOL = "json"
@@ -170,8 +174,12 @@ def _read_json_protocol(messages: list[dict]) -> Conversation:
              for m in messages]
     is_result = [i > 0 and m.get("role") == "user" and calls[i - 1] is not None
                  for i, m in enumerate(messages)]
-    question_index = max((i for i, m in enumerate(messages)
-                          if m.get("role") == "user" and not is_result[i]), default=-1)
+    questions = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_result[i]]
+    # 循环对"答案"的反馈（加固版循环的"你的上一条回复不能作为最终答案…"）也是一条 user 消息，
+    # 紧跟在模型自己的回复后面。它不是新问题：听不懂它时，回到它前面的那个问题
+    while len(questions) > 1 and _is_feedback(messages, questions[-1]):
+        questions.pop()
+    question_index = questions[-1] if questions else -1
     observations = tuple(
         Observation(calls[i - 1][0], calls[i - 1][1], strip_result_message(message_text(messages[i])))
         for i in range(question_index + 1, len(messages)) if is_result[i]
@@ -184,6 +192,13 @@ def _read_json_protocol(messages: list[dict]) -> Conversation:
         turn=sum(1 for m in messages[question_index + 1:] if m.get("role") == "assistant"),
         offered_tools=tuple(dict.fromkeys(_TOOL_LINE.findall(_system_text(messages)))),
     )
+
+
+def _is_feedback(messages: list[dict], index: int) -> bool:
+    """A user message right after an assistant reply, that asks for nothing the policy knows."""
+    text = message_text(messages[index])
+    return (messages[index - 1].get("role") == "assistant"
+            and not make_plan(text) and small_talk(text) is None)
 
 
 def _system_text(messages: list) -> str:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shared import market_data
 
@@ -96,7 +96,7 @@ _CONNECTOR = re.compile(r"以及|还有|和|与|跟|及|或|、")
 _LEADING_FILLER = re.compile(
     r"(?:请问|请|麻烦你?|帮我|帮忙|给我|替我|你|我想|我要|想要|想|能不能|可以|查询|查查|查一查|查|"
     r"看看|看一看|看|问问|问|告诉我|说说|知道|了解|一下|现在|今天|明天|目前|当前|今日|最新|那么|然后|"
-    r"再|并且|顺便|另外|那)")
+    r"再|并且|顺便|另外)")
 _TRAILING_FILLER = re.compile(r"(?:的|市|现在|今天|明天|目前|当前|今日|最新)$")
 _NOT_A_NAME = {"它", "这", "那", "这个", "那个", "这只", "那只", "股市", "大盘", "A股", "港股", "美股"}
 
@@ -176,7 +176,7 @@ def _link_dependencies(steps: list[Step]) -> list[Step]:
     for step in steps:
         if step.kind == HOLDING:
             price = next(i for i, s in enumerate(steps) if s.kind == PRICE and s.key == step.key)
-            step = Step(**{**step.__dict__, "depends_on": price})
+            step = replace(step, depends_on=price)
         linked.append(step)
     return linked
 
@@ -313,7 +313,7 @@ def _holdings(text: str, stocks: list[_Mention]) -> list[tuple[int, _Mention, st
             continue
         quantity = (found.group(1) or found.group(2)).replace(",", "")
         stock = _stock_for_quantity(text, found.start(), stocks)
-        if stock is not None:
+        if stock is not None and all((stock.key, quantity) != (s.key, q) for _, s, q in holdings):
             holdings.append((found.start(), stock, quantity))
     return holdings
 

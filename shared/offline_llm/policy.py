@@ -48,7 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared import market_data
-from shared.offline_llm.answer import CAPABILITY_SENTENCE, SMALL_TALK_REPLIES, final_answer
+from shared.calculator import format_number
+from shared.offline_llm.answer import CAPABILITY_SENTENCE, SMALL_TALK_REPLIES, final_answer, plain_number
 from shared.offline_llm.completion import build_completion
 from shared.offline_llm.conversation import FUNCTION_CALLING, Conversation, read_conversation
 from shared.offline_llm.decision import Decision, ToolCall
@@ -134,9 +135,6 @@ def _guessed_call(progress: Progress, index: int) -> ToolCall | None:
     stock = market_data.find_stock(step.subject)
     if stock is None:
         return None
-    guess = f"{_plain(stock.stale_price)} * {step.quantity}"
+    guess = f"{plain_number(format_number(stock.stale_price))} * {step.quantity}"
     return ToolCall(progress.offered_name(step) or step.tool, {"expression": guess})
 
-
-def _plain(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else repr(number)

@@ -79,7 +79,7 @@ class OfflineServer:
         if self._httpd is not None:
             raise RuntimeError(ERR_STARTED)
         self._httpd = _HTTPServer((self.host, self.port), self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1},
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"offline-llm:{self._httpd.server_address[1]}", daemon=True)
         self._thread.start()
         return self
@@ -131,6 +131,8 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "offline-llm/1"
     timeout = 60                     # 空闲连接 60 秒后关闭，线程随之结束
+    # 响应头和响应体是两次小写入：不关 Nagle 算法，每个请求会白等 ~40ms 的延迟确认
+    disable_nagle_algorithm = True
     server: _HTTPServer
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 — 基类的参数名
@@ -202,17 +204,20 @@ class _Handler(BaseHTTPRequestHandler):
         include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
         try:
             completion = owner.brain(request)
-            # 流式的分片也在发响应头之前算好：出错时还来得及回一个 500
-            chunks = list(stream_chunks(completion, include_usage=include_usage)) if request.get("stream") else None
+            # 响应（流式的每个分片）在发响应头之前就编码好：大脑交回的东西有问题，还来得及回 500
+            if request.get("stream"):
+                events = [sse_event(c) for c in stream_chunks(completion, include_usage=include_usage)]
+            else:
+                data = _encode(completion)
         except ApiError:
             raise
         except Exception as error:  # noqa: BLE001 — 大脑出错只影响这一个请求，服务器线程不能死
             raise ApiError(500, ERR_BRAIN.format(error=f"{type(error).__name__}: {error}"),
                            error_type=SERVER_ERROR) from None
-        if chunks is None:
-            self._send_json(200, completion)
+        if request.get("stream"):
+            self._send_stream(events)
         else:
-            self._send_stream(chunks)
+            self._send_encoded_json(200, data)
 
     def _models(self, model_id: str) -> None:
         model = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "react-agent-from-scratch",
@@ -227,7 +232,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_json(self, status: int, body: dict, *, headers: dict[str, str] | None = None,
                    head_only: bool = False) -> None:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        self._send_encoded_json(status, _encode(body), headers=headers, head_only=head_only)
+
+    def _send_encoded_json(self, status: int, data: bytes, *, headers: dict[str, str] | None = None,
+                    head_only: bool = False) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
@@ -237,16 +245,20 @@ class _Handler(BaseHTTPRequestHandler):
         if not head_only:
             self.wfile.write(data)
 
-    def _send_stream(self, chunks: list[dict]) -> None:
-        # 流式响应长度事先未知：不用 chunked 编码，而是发完即关连接（SSE 的常见做法）
+    def _send_stream(self, events: list[bytes]) -> None:
+        # SSE 一条条事件陆续写出，不声明总长度、也不用 chunked 编码：发完即关连接（SSE 的常见做法）
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        for chunk in chunks:
-            self.wfile.write(sse_event(chunk))
+        for event in events:
+            self.wfile.write(event)
             self.wfile.flush()
         self.wfile.write(DONE_LINE)
         self.wfile.flush()
+
+
+def _encode(body: dict) -> bytes:
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")

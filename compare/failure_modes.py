@@ -1,0 +1,200 @@
+"""README 里"翻车现场"那张表：每种故障 × 天真版 / 加固版，真跑一遍得出来的。
+
+``python -m compare.failure_modes [--write README.md] [--check README.md]``
+
+Every fault mode of the offline model (``OFFLINE_LLM_FAULTS``) is run against the
+article's 50-line loop (``json_loop``) and the hardened one (``hardened_loop``) on the
+article's question; then, for each fix, the hardened loop with *that* fix switched off
+(``--no-fix NAME``) under the fault it exists for. Every run is the real thing: the
+embedded server with the fault switched on, ``shared.runner.run_once``, the same run
+record as everywhere else. Temperature 0 and a fixed ``AGENT_CLOCK`` make the table
+deterministic, so a test can regenerate it and compare it with the README.
+
+- no option: print the Markdown;
+- ``--write FILE``: replace the block between the two markers in FILE;
+- ``--check FILE``: exit 1 if FILE's block is not what the runs give now.
+
+Left out: real endpoints (the faults are the offline model's), several runs or
+temperatures (that is ``python -m compare``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from compare.suite import load_suite
+from shared.config import load_settings
+from shared.endpoint import open_endpoint
+from shared.offline_llm.faults import FAULT_MODES
+from shared.run_record import ANSWERED, ERROR, STOPPED, RunRecord
+from shared.runner import RunOptions, run_once
+
+BEGIN, END = "<!-- failure-modes:begin -->", "<!-- failure-modes:end -->"
+TABLE_CLOCK = "2026-11-30T18:04:51+08:00"   # 固定"现在"：答案里的时间每次都一样
+MAX_STEPS = 10
+IMPLS = ("json_loop", "hardened_loop")
+NO_FAULT = "（无）"
+
+# 每个修复为哪种故障而生：关掉它，就在这种故障下重跑加固版
+FAULT_OF_FIX = {
+    "extract": "chatty",
+    "repeat": "loop",
+    "window": "long",
+    "unknown_tool": "hallucinate",
+    "validate": "garbled",
+}
+
+ERR_MARKERS = "{path}: 找不到标记 {begin} … {end}（表格写在两者之间）"
+ERR_READ = "无法读取 {path}: {reason}"
+CHECK_DIFFERS = "{path} 里的表格与这次运行的结果不一致：运行 python -m compare.failure_modes --write {path}"
+HEADER = ("| 故障模式 | 实现 | status | 模型调用 | 答案正确 | 怎么结束的 |\n"
+          "|---|---|---|---|---|---|")
+FIX_HEADER = ("| 关掉的修复 | 在哪种故障下 | status | 模型调用 | 答案正确 | 怎么结束的 |\n"
+              "|---|---|---|---|---|---|")
+EXCERPT_CHARS = 36
+
+
+class MarkersMissing(ValueError):
+    """The file has no ``BEGIN … END`` block to write the table into."""
+
+
+@dataclass(frozen=True)
+class Run:
+    fault: str                     # 故障模式，或 NO_FAULT
+    impl: str
+    disabled: str                  # 关掉的修复（"" = 全开）
+    record: RunRecord
+
+
+def article_prompt() -> tuple[str, tuple[str, ...]]:
+    """The suite's article question and what its answer must contain (one source of truth)."""
+    article = next(p for p in load_suite() if p.id == "article")
+    return article.prompt, article.answer_contains
+
+
+def run_all(prompt: str) -> list[Run]:
+    """Every row of both tables, in order."""
+    runs = []
+    with fixed_clock(TABLE_CLOCK):
+        for fault in (NO_FAULT, *FAULT_MODES):
+            for impl in IMPLS:
+                runs.append(Run(fault, impl, "", run_one(impl, prompt, fault)))
+        for fix, fault in FAULT_OF_FIX.items():
+            runs.append(Run(fault, "hardened_loop", fix,
+                            run_one("hardened_loop", prompt, fault, disabled=frozenset({fix}))))
+    return runs
+
+
+def run_one(impl: str, prompt: str, fault: str, *, disabled: frozenset[str] = frozenset()) -> RunRecord:
+    faults = () if fault == NO_FAULT else (fault,)
+    # env={}、不读 .env：这张表永远是离线模型的表，与读者配置的真实端点无关
+    settings = load_settings(env={}, dotenv=None, offline_faults=faults)
+    with open_endpoint(settings) as endpoint:
+        return run_once(impl, prompt, endpoint,
+                        RunOptions(temperature=0.0, max_steps=MAX_STEPS, disabled_fixes=disabled))
+
+
+def render(runs: list[Run], expected: tuple[str, ...]) -> str:
+    """The two Markdown tables."""
+    main_rows = [_row(r.fault, r.impl, r.record, expected) for r in runs if not r.disabled]
+    fix_rows = [_row(f"`{r.disabled}`", r.fault, r.record, expected) for r in runs if r.disabled]
+    return "\n".join([
+        HEADER, *main_rows, "",
+        "每个修复单独关掉（`--no-fix NAME`），在它针对的故障下重跑加固版：",
+        "", FIX_HEADER, *fix_rows,
+    ])
+
+
+def is_correct(record: RunRecord, expected: tuple[str, ...]) -> bool:
+    """Answered, and the answer says what the article's answer says (38,560)."""
+    return record.status == ANSWERED and all(text in (record.answer or "") for text in expected)
+
+
+def ending(record: RunRecord) -> str:
+    """How the run ended, in a few words: the answer's start, the guard, the error code."""
+    if record.status == ANSWERED:
+        text = " ".join((record.answer or "").split())
+        shown = text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
+        return f"答：「{shown}」" if text else "答：（空）"
+    if record.status == STOPPED:
+        return f"{record.stopped_at}：{record.error}"
+    if record.status == ERROR:
+        code = re.search(r"'code': '([\w.-]+)'", record.error or "")
+        return f"HTTP 400 {code.group(1)}" if code else (record.error or "")[:EXCERPT_CHARS]
+    return f"用完 {MAX_STEPS} 步"
+
+
+def replace_block(text: str, table: str, *, path: str = "README.md") -> str:
+    begin, end = text.find(BEGIN), text.find(END)
+    if begin < 0 or end < begin:
+        raise MarkersMissing(ERR_MARKERS.format(path=path, begin=BEGIN, end=END))
+    return text[:begin + len(BEGIN)] + "\n" + table + "\n" + text[end:]
+
+
+def current_block(text: str, *, path: str = "README.md") -> str:
+    begin, end = text.find(BEGIN), text.find(END)
+    if begin < 0 or end < begin:
+        raise MarkersMissing(ERR_MARKERS.format(path=path, begin=BEGIN, end=END))
+    return text[begin + len(BEGIN):end].strip("\n")
+
+
+@contextmanager
+def fixed_clock(value: str) -> Iterator[None]:
+    """``AGENT_CLOCK`` for the duration (the tools read it at call time), then as it was."""
+    before = os.environ.get("AGENT_CLOCK")
+    os.environ["AGENT_CLOCK"] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("AGENT_CLOCK", None)
+        else:
+            os.environ["AGENT_CLOCK"] = before
+
+
+def build_table() -> str:
+    prompt, expected = article_prompt()
+    return render(run_all(prompt), expected)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compare.failure_modes", description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--write", metavar="FILE", type=Path, help="把表格写进 FILE 的标记之间")
+    group.add_argument("--check", metavar="FILE", type=Path, help="FILE 里的表格过期则退出 1")
+    args = parser.parse_args(argv)
+    target = args.write or args.check
+    try:
+        text = target.read_text(encoding="utf-8") if target else None
+        if text is not None:
+            current_block(text, path=str(target))       # 先确认有标记，再花时间跑
+    except (OSError, MarkersMissing) as error:
+        reason = error.strerror if isinstance(error, OSError) else None
+        print(ERR_READ.format(path=target, reason=reason) if reason else str(error), file=sys.stderr)
+        return 2
+    table = build_table()
+    if args.write:
+        args.write.write_text(replace_block(text, table, path=str(target)), encoding="utf-8")
+    elif args.check:
+        if current_block(text, path=str(target)) != table:
+            print(CHECK_DIFFERS.format(path=target), file=sys.stderr)
+            return 1
+    else:
+        print(table)
+    return 0
+
+
+def _row(first: str, second: str, record: RunRecord, expected: tuple[str, ...]) -> str:
+    cells = [first, second, record.status, str(record.llm_calls),
+             "✅" if is_correct(record, expected) else "❌", ending(record)]
+    return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

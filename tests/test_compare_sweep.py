@@ -1,0 +1,117 @@
+"""compare 的 sweep：并发、失败的运行不拖累别的、逐次落盘、中断后 --resume 每个运行恰好一次。
+
+The unit tests here drive :func:`compare.sweep.run_sweep` with a fake run function (no
+model, no endpoint); the end-to-end resume through ``python -m compare`` is at the bottom.
+"""
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+import compare.sweep as sweep
+from compare.__main__ import main
+from compare.sweep import Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep, seed_for
+from shared.implementations import Implementation
+from shared.run_record import ERROR, RunRecord
+from tests.compare_support import offline  # noqa: F401 — pytest 夹具
+
+A, B = Implementation("a", "nowhere.a", "test"), Implementation("b", "nowhere.b", "test")
+HEADER = {"model": "offline", "serial": False}
+
+
+def fake_run(impl, prompt, endpoint, options) -> RunRecord:
+    if prompt == "boom":
+        raise RuntimeError("the runner itself broke")
+    return RunRecord(impl=impl.name, prompt=prompt, temperature=options.temperature, run=options.run,
+                     answer=f"seed={options.seed}")
+
+
+def lines(path) -> list[dict]:
+    return [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_plan_puts_the_implementations_innermost_and_seeds_runs_above_zero():
+    jobs = plan_jobs([A, B], ["p"], [0, 0.7], 2)
+    assert [j.key for j in jobs[:4]] == [("a", "p", 0.0, 0), ("b", "p", 0.0, 0), ("a", "p", 0.0, 1), ("b", "p", 0.0, 1)]
+    assert seed_for(0.0, 3) is None and seed_for(0.7, 3) == 3
+    assert Job(A, "p", 0.7, 2).options(serial=True, max_steps=5).seed == 2
+
+
+def test_every_run_is_appended_and_a_crash_is_one_error_record(tmp_path):
+    results = ResultsFile(tmp_path / "runs.jsonl")
+    results.start(HEADER, resume=False)
+    jobs = plan_jobs([A, B], ["p", "boom"], [0.7], 2)
+    records = run_sweep(jobs, None, results=results, concurrency=3, run=fake_run)
+    assert [record_key(r) for r in records] == [j.key for j in jobs]
+    errors = [r for r in records if r.status == ERROR]
+    assert len(errors) == 4 and "the runner itself broke" in errors[0].error
+    assert records[0].answer == "seed=0" and records[2].answer == "seed=1"
+    rows = lines(results.path)
+    assert rows[0] == {"sweep": HEADER} and len(rows) == 1 + len(jobs)
+
+
+def test_an_interrupted_sweep_keeps_what_finished_and_resume_runs_the_rest_once(tmp_path):
+    jobs = plan_jobs([A, B], ["p", "q"], [0.0], 3)          # 12 个运行
+    calls, lock = [], threading.Lock()
+
+    def interrupted_after_5(impl, prompt, endpoint, options):
+        with lock:
+            calls.append((impl.name, prompt, options.run))
+            if len(calls) == 6:
+                raise KeyboardInterrupt
+        return fake_run(impl, prompt, endpoint, options)
+
+    results = ResultsFile(tmp_path / "runs.jsonl")
+    results.start(HEADER, resume=False)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(jobs, None, results=results, concurrency=2, run=interrupted_after_5)
+    saved = results.start(HEADER, resume=True)
+    assert 5 <= len(saved) < len(jobs)             # 中断前完成的都在（并发时可能多一个在途的）
+    todo = [j for j in jobs if j.key not in {record_key(r) for r in saved}]
+    run_sweep(todo, None, results=results, concurrency=2, run=fake_run)
+    keys = [(r["impl"], r["prompt"], r["temperature"], r["run"]) for r in lines(results.path)[1:]]
+    assert sorted(keys) == sorted(j.key for j in jobs)           # 每个运行恰好一次
+
+
+def test_resume_drops_a_half_written_line_and_refuses_other_settings(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    good = json.dumps({**RunRecord(impl="a", prompt="p", temperature=0.0).to_dict(), "exchanges": [{"x": 1}]})
+    path.write_text(json.dumps({"sweep": HEADER}) + "\n" + good + "\n" + good[:20], encoding="utf-8")
+    (record,) = ResultsFile(path).start(HEADER, resume=True)
+    assert record.exchanges == [{"x": 1}]                          # 续跑后仍能比请求、录 cassette
+    assert len(lines(path)) == 2
+    with pytest.raises(ResumeError, match="serial"):
+        ResultsFile(path).start({**HEADER, "serial": True}, resume=True)
+    path.write_text("not a results file\n", encoding="utf-8")
+    with pytest.raises(ResumeError):
+        ResultsFile(path).start(HEADER, resume=True)
+
+
+def test_compare_resume_after_interruption_ends_with_every_run_exactly_once(offline, monkeypatch, capsys):
+    real_run_once = sweep.run_once
+    started = []
+
+    def stop_at_the_fourth(impl, prompt, endpoint, options):
+        started.append(impl.name)
+        if len(started) == 4:
+            raise KeyboardInterrupt
+        return real_run_once(impl, prompt, endpoint, options)
+
+    argv = ["--impl", "pure_loop", "stategraph", "--prompt", "北京今天天气怎么样？", "--prompt", "你好！",
+            "--temperature", "0", "0.7", "--concurrency", "1", "--out", str(offline), "--json"]
+    monkeypatch.setattr(sweep, "run_once", stop_at_the_fourth)
+    assert main(argv) == 130
+    assert "--resume" in capsys.readouterr().err
+    saved = len(lines(offline / "runs.jsonl")) - 1
+    assert 3 <= saved < 8              # 中断前完成的 3 个都在（中断时已在途的那个也会跑完、落盘）
+
+    resumed = []
+    monkeypatch.setattr(sweep, "run_once", lambda *a: resumed.append(a[0].name) or real_run_once(*a))
+    assert main([*argv, "--resume"]) == 0
+    assert len(resumed) == 8 - saved                                # 已完成的不重跑
+    data = json.loads(capsys.readouterr().out)
+    keys = [(r["impl"], r["prompt"], r["temperature"], r["run"]) for r in data["results"]]
+    assert len(keys) == len(set(keys)) == 8
+    assert len(lines(offline / "runs.jsonl")) == 1 + 8

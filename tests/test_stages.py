@@ -1,0 +1,166 @@
+"""Every scenario runs through every implementation (the ``agent`` fixture in conftest.py)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+
+from conftest import ARTICLE_QUESTION, Agent
+from scripted import ScriptedBrain, answer, call
+from shared.implementations import IMPLEMENTATIONS
+from shared.offline_llm import CAPABILITY_SENTENCE
+from shared.run_record import ANSWERED, ERROR, MAX_STEPS
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTICLE_ROUNDS = [
+    [{"name": "get_current_time", "args": {}, "result": "2026-11-30 18:04:51"}],
+    [{"name": "get_stock_price", "args": {"symbol": "腾讯"}, "result": "腾讯（0700.HK）当前股价：385.6 港元"}],
+    [{"name": "calculate", "args": {"expression": "385.6 * 100"}, "result": "38560.0"}],
+]
+
+
+def test_the_articles_trace(agent):
+    record = agent(ARTICLE_QUESTION)
+    assert record.status == ANSWERED, record.error
+    assert record.rounds == ARTICLE_ROUNDS
+    assert "38,560 港元" in record.answer and "2026-11-30 18:04:51" in record.answer
+    assert record.flags == [] and record.llm_calls == 4
+    assert record.usage["prompt_tokens"] > 0 and record.usage["completion_tokens"] > 0
+
+
+def test_every_implementation_gives_the_same_trace_and_answer():
+    records = [Agent(impl)(ARTICLE_QUESTION) for impl in IMPLEMENTATIONS.values()]
+    assert {str(r.rounds) for r in records} == {str(ARTICLE_ROUNDS)}
+    assert len({r.answer for r in records}) == 1
+
+
+def test_a_greeting_needs_no_tool(agent):
+    record = agent("你好")
+    assert record.status == ANSWERED and record.rounds == [] and record.answer
+
+
+def test_an_unknown_request_gets_the_capability_sentence(agent):
+    record = agent("帮我写一首关于秋天的诗")
+    assert record.status == ANSWERED and record.rounds == []
+    assert record.answer == CAPABILITY_SENTENCE
+
+
+def test_a_tool_error_goes_back_to_the_model(agent):
+    brain = ScriptedBrain(call("calculate", expression="1/0"), answer("除数不能为零。"))
+    record = agent("1/0 等于多少", brain=brain)
+    assert record.status == ANSWERED
+    assert record.rounds[0][0]["result"] == "工具执行出错: 除数不能为零"
+
+
+def test_an_unknown_tool_is_answered_with_the_real_tools(agent):
+    brain = ScriptedBrain(call("send_email", to="boss"), answer("好的。"))
+    record = agent("给老板发邮件", brain=brain)
+    result = record.rounds[0][0]["result"]
+    assert "send_email" in result
+    assert all(name in result for name in ("get_weather", "get_current_time", "calculate", "get_stock_price"))
+
+
+def test_invalid_arguments_are_reported_the_same_way_by_every_langchain_tier(agent):
+    if agent.json_protocol:
+        pytest.skip("the JSON loops validate arguments themselves (second article)")
+    brain = ScriptedBrain(call("calculate", expr="1+1"), answer("好的。"))
+    record = agent("1+1", brain=brain)
+    assert record.rounds[0][0]["result"] == "工具执行出错: 工具 calculate 的参数无效: expression: Field required"
+
+
+def test_the_step_budget_ends_the_run(agent):
+    # 模型永远想再算一步（每次不同的式子，免得触发 hardened_loop 的重复守卫）
+    brain = ScriptedBrain(*(call("calculate", expression=f"{i} + 1") for i in range(1, 10)))
+    record = agent("一直算下去", brain=brain, max_steps=3)
+    assert record.status == MAX_STEPS and record.answer is None
+    assert record.llm_calls == 3
+    assert record.stopped_at
+    # prebuilt 的守卫把第 3 次回复换成 "need more steps"，它的工具没有执行；其余实现执行了
+    assert len(record.rounds) == (2 if agent.name == "prebuilt" else 3)
+
+
+def test_calling_the_model_past_its_script_is_an_error(agent):
+    brain = ScriptedBrain(call("get_current_time"))
+    record = agent("几点了", brain=brain)
+    assert record.status == ERROR and "ScriptExhausted" in record.error
+
+
+def test_serial_sends_parallel_tool_calls_false(agent):
+    if agent.json_protocol:
+        pytest.skip("the JSON protocol has one call per reply by construction")
+    record = agent(ARTICLE_QUESTION, serial=True, temperature=1.0, seed=3)
+    assert all(e["request"].get("parallel_tool_calls") is False for e in record.exchanges)
+    assert all(len(r) == 1 for r in record.rounds)
+
+
+def test_temperature_above_zero_drifts_by_seed_and_flags_the_guess(agent):
+    if agent.json_protocol:
+        pytest.skip("the JSON protocol has one call per reply: no parallel round to drift into")
+    records = [agent(ARTICLE_QUESTION, temperature=0.7, seed=seed) for seed in range(8)]
+    parallel = [r for r in records if len(r.rounds) == 1 and len(r.rounds[0]) == 3]
+    serial = [r for r in records if r.rounds == ARTICLE_ROUNDS]
+    assert parallel and serial and len(parallel) + len(serial) == len(records)
+    assert all(r.flags and r.flags[0]["tool"] == "calculate" for r in parallel)
+    assert all(not r.flags for r in serial)
+    assert all("38,560 港元" in r.answer for r in records)      # 终答仍然正确：自我纠错
+
+
+def test_prebuilt_step_guard_text_is_the_librarys():
+    """If LangGraph changes its 'need more steps' sentence, stage 1's max_steps detection breaks here."""
+    brain = ScriptedBrain(*(call("calculate", expression=f"{i} + 1") for i in range(1, 5)))
+    record = Agent(IMPLEMENTATIONS["prebuilt"])("一直算下去", brain=brain, max_steps=1)
+    assert record.status == MAX_STEPS and record.llm_calls == 1 and record.rounds == []
+
+
+def test_library_facts_the_readme_states():
+    from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
+    from langgraph.prebuilt import create_react_agent
+    from langgraph.prebuilt.tool_node import _default_handle_tool_errors
+    from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+    from shared.tools import TOOLS
+
+    assert DEFAULT_RECURSION_LIMIT > 25                 # 文章说默认 25；1.x 里远大于它
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        create_react_agent(_NeverCalled(responses=[]), TOOLS)
+    assert any(issubclass(w.category, LangGraphDeprecatedSinceV10) for w in caught)
+    with pytest.raises(ZeroDivisionError):               # ToolNode 默认把工具内部异常原样抛出
+        _default_handle_tool_errors(ZeroDivisionError("x"))
+
+
+def test_stage2_prints_its_graph():
+    done = subprocess.run([sys.executable, "-m", "stage2_stategraph", "--graph"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    for edge in ("__start__ --> agent", "agent -.-> tools", "agent -.-> __end__", "tools --> agent"):
+        assert edge in done.stdout
+
+
+@pytest.mark.parametrize("stage", ["stage1_prebuilt", "stage2_stategraph", "stage3_pure_loop"])
+def test_stage_command_prints_the_articles_trace(stage):
+    env = {"PATH": "/usr/bin:/bin", "AGENT_CLOCK": "2026-11-30T18:04:51"}
+    done = subprocess.run([sys.executable, "-m", stage, "-q", ARTICLE_QUESTION], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "[7] 🤖 AI 调用工具: calculate({'expression': '385.6 * 100'})" in done.stdout
+    assert "[9] 🤖 AI 回答: " in done.stdout and "38,560 港元" in done.stdout
+
+
+def test_the_repl_reads_until_quit():
+    env = {"PATH": "/usr/bin:/bin", "AGENT_CLOCK": "2026-11-30T18:04:51"}
+    done = subprocess.run([sys.executable, "-m", "stage3_pure_loop"], cwd=ROOT, env=env, input="你好\n\n北京天气\nquit\n",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    assert done.stdout.count("-- 推理结束 --") == 2 and "北京：晴天" in done.stdout and "再见" in done.stdout
+
+
+class _NeverCalled(FakeMessagesListChatModel):
+    """A stand-in model for building (not running) the prebuilt graph."""
+
+    def bind_tools(self, tools, **kwargs):
+        return self
