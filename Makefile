@@ -15,10 +15,18 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+QUESTION := 现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？
+
+# 文章的问题在三个阶段各跑一遍，然后 compare 把问题集喂给所有实现、逐轮对比。
 demo: $(STAMP)
-	$(PY) -m stage1_prebuilt -q "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
-	$(PY) -m stage2_stategraph -q "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
-	$(PY) -m stage3_pure_loop -q "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
+	@echo "== 第 1 阶段（黑盒）: python -m stage1_prebuilt =="
+	@$(PY) -m stage1_prebuilt -q "$(QUESTION)"
+	@echo "\n== 第 2 阶段（灰盒）: python -m stage2_stategraph =="
+	@$(PY) -m stage2_stategraph -q "$(QUESTION)"
+	@echo "\n== 第 3 阶段（白盒）: python -m stage3_pure_loop =="
+	@$(PY) -m stage3_pure_loop -q "$(QUESTION)"
+	@echo "\n== 对比: python -m compare =="
+	@$(PY) -m compare
 
 test: $(STAMP)
 	$(PY) -m pytest

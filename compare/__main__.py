@@ -38,7 +38,7 @@ from compare.render_text import print_report, progress_bar
 from compare.report import Report, build_report, write_reports
 from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
-from shared.cli import _Parser, _positive_int
+from shared.cli import OneLineParser, positive_int
 from shared.config import Settings, load_settings_or_exit
 from shared.endpoint import open_endpoint
 from shared.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
@@ -81,19 +81,19 @@ class Plan:
     cassette: Cassette | None
 
 
-def build_parser() -> _Parser:
-    parser = _Parser(prog=PROG, description=DESCRIPTION)
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("--impl", nargs="+", action="extend", metavar="NAME",
                         help=f"只比较这些实现（默认全部: {', '.join(IMPLEMENTATIONS)}）")
     parser.add_argument("--prompt", action="append", metavar="TEXT", help="临时问题，可重复；取代题库")
     parser.add_argument("--suite", type=Path, metavar="FILE", help=f"题库文件（默认 {DEFAULT_SUITE.name}）")
     parser.add_argument("--temperature", nargs="+", action="extend", metavar="T",
                         help="一个或多个温度（默认 LLM_TEMPERATURE，即 0）")
-    parser.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="每个组合跑几次（默认 1）")
-    parser.add_argument("--concurrency", type=_positive_int, default=4, metavar="N", help="同时跑几个（默认 4）")
+    parser.add_argument("--runs", type=positive_int, default=1, metavar="N", help="每个组合跑几次（默认 1）")
+    parser.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="同时跑几个（默认 4）")
     parser.add_argument("--serial", action="store_true", help="每轮最多一个工具调用（parallel_tool_calls=False）")
     parser.add_argument("--faults", metavar="LIST", help="离线模型注入的故障模式，逗号分隔")
-    parser.add_argument("--max-steps", type=_positive_int, default=10, metavar="N",
+    parser.add_argument("--max-steps", type=positive_int, default=10, metavar="N",
                         help="每次运行最多调用模型几次（默认 10）")
     parser.add_argument("--record", type=Path, metavar="FILE", help="把模型的每个回答录进 cassette")
     parser.add_argument("--replay", type=Path, metavar="FILE", help="用 cassette 回放模型的回答")

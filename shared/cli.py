@@ -27,29 +27,29 @@ ERR_NO_FIXES = "--no-fix: {impl} 没有可关闭的修复"
 ERR_FIX = "--no-fix: 未知修复 {name!r}；可用: {known}"
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """argparse that reports a usage mistake in one line (exit 2) instead of usage + error."""
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: 错误: {message}（--help 查看用法）\n")
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise ValueError(text)
     return value
 
 
-_positive_int.__name__ = "正整数"     # argparse 用它来写错误信息
+positive_int.__name__ = "正整数"     # argparse 用它来写错误信息
 
 
 def build_parser(impl_name: str, *, graph: bool) -> argparse.ArgumentParser:
     impl = get_implementation(impl_name)
-    parser = _Parser(prog=f"python -m {impl.module.removesuffix('.agent')}", description=impl.tier)
+    parser = OneLineParser(prog=f"python -m {impl.module.removesuffix('.agent')}", description=impl.tier)
     parser.add_argument("-q", "--question", help="只问这一个问题（不进入交互循环）")
     parser.add_argument("--temperature", type=float, help="采样温度（默认 LLM_TEMPERATURE，即 0）")
-    parser.add_argument("--max-steps", type=_positive_int, default=10, help="最多调用模型几次（默认 10）")
+    parser.add_argument("--max-steps", type=positive_int, default=10, help="最多调用模型几次（默认 10）")
     parser.add_argument("--serial", action="store_true", help="每轮最多一个工具调用（parallel_tool_calls=False）")
     parser.add_argument("--faults", help="离线模型注入的故障模式，逗号分隔（同 OFFLINE_LLM_FAULTS）")
     parser.add_argument("--json", action="store_true", help="只输出一个 JSON 对象：运行记录")
