@@ -123,10 +123,12 @@ def ending(record: RunRecord) -> str:
         shown = text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
         return f"答：「{shown}」" if text else "答：（空）"
     if record.status == STOPPED:
-        return f"{record.stopped_at}：{record.error}"
+        return record.stopped_at or record.error or ""
     if record.status == ERROR:
-        code = re.search(r"'code': '([\w.-]+)'", record.error or "")
-        return f"HTTP 400 {code.group(1)}" if code else (record.error or "")[:EXCERPT_CHARS]
+        # openai SDK 的错误文本："BadRequestError: Error code: 400 - <服务器的 message>"
+        http = re.search(r"Error code: (\d+) - (.*)", record.error or "")
+        text = f"HTTP {http.group(1)}：{http.group(2)}" if http else (record.error or "")
+        return text[:2 * EXCERPT_CHARS] + ("…" if len(text) > 2 * EXCERPT_CHARS else "")
     return f"用完 {MAX_STEPS} 步"
 
 
@@ -192,8 +194,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _row(first: str, second: str, record: RunRecord, expected: tuple[str, ...]) -> str:
     cells = [first, second, record.status, str(record.llm_calls),
-             "✅" if is_correct(record, expected) else "❌", ending(record)]
-    return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
+             "✅" if is_correct(record, expected) else "❌", _escape(ending(record))]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _escape(text: str) -> str:
+    # 模型的原话进表格：| 会切断单元格，` 会开出代码段
+    return text.replace("|", "\\|").replace("`", "\\`").replace("\n", " ")
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ FALLBACK_ANSWER = "抱歉，当前服务暂时不可用，请稍后重试。"
 APPROVE_PROMPT = "Agent 请求执行高风险操作 {tool_name}，参数: {args}\n确认执行？(y/n): "
 
 STOP_REPEATED = "检测到重复工具调用：{call} 连续 {times} 次，已自动终止"
-STOP_UNKNOWN = "模型连续调用不存在的工具（{names}），重试 {retries} 次后终止"
+STOP_UNKNOWN = "模型调用不存在的工具（{names}），重试 {retries} 次后仍未改正，已终止"
 STOP_BAD_ANSWERS = "连续 {times} 次不合格的最终答案（最后一次：{problem}），已降级回答"
 ERR_UNKNOWN_FIX = "未知修复 {names}；可用: {known}"
 
@@ -190,7 +190,7 @@ def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI, mod
                           stopped_at=MAX_ITER_MESSAGE)
     except GuardStop as stop:
         return LoopResult(messages=messages, rounds=rounds, status=STOPPED, answer=stop.answer,
-                          error=str(stop), stopped_at=type(stop).__name__)
+                          error=str(stop), stopped_at=f"{type(stop).__name__}: {stop}")
 
 
 def enabled_fixes(disabled: frozenset[str]) -> frozenset[str]:
@@ -229,7 +229,9 @@ def answer_problem(answer: str, question: str) -> str | None:
     text = answer.strip()
     if not text:
         return PROBLEM_EMPTY
-    if text.startswith(("{", "[", "```")) or '"tool"' in text:
+    # 文章的检查：以 { 开头的是（写坏了的）JSON，不是给人看的答案。故意不查"文中含调用"：
+    # 那是修复 1（extract）的事；两道保险各管一件，关掉一个才看得出它管的是什么
+    if text.startswith("{"):
         return PROBLEM_JSON
     if len(text) < MIN_ANSWER_CHARS:
         return PROBLEM_SHORT

@@ -66,7 +66,7 @@ def test_the_same_call_three_times_in_a_row_is_stopped():
     record = HARDENED("几点了", brain=ScriptedBrain(call("get_current_time"), repeat_last=True))
     assert record.status == STOPPED and record.llm_calls == 3
     assert "重复工具调用" in record.error and "get_current_time" in record.error
-    assert record.stopped_at == "RepeatedCall"
+    assert record.stopped_at.startswith("RepeatedCall: ")
     # 第三次调用被拦下，没有执行
     assert [c[0]["result"] is None for c in record.rounds] == [False, False, True]
 
@@ -125,7 +125,7 @@ def test_an_unknown_tool_is_retried_with_the_call_kept_in_context():
 def test_more_than_three_unknown_tools_stop_the_run():
     brain = ScriptedBrain(call("send_email", to="boss"), repeat_last=True)
     record = HARDENED("给老板发邮件", brain=brain)
-    assert record.status == STOPPED and record.stopped_at == "UnknownToolLimit"
+    assert record.status == STOPPED and record.stopped_at.startswith("UnknownToolLimit: ")
     assert record.llm_calls == 1 + hardened_loop.MAX_UNKNOWN_TOOL_RETRIES
     assert "send_email" in record.error
 
@@ -150,7 +150,7 @@ def test_a_bad_answer_is_sent_back_and_a_good_one_accepted(bad):
 
 def test_three_bad_answers_in_a_row_give_the_fallback():
     record = HARDENED("几点了", brain=ScriptedBrain(answer(""), repeat_last=True))
-    assert record.status == STOPPED and record.stopped_at == "BadAnswerLimit"
+    assert record.status == STOPPED and record.stopped_at.startswith("BadAnswerLimit: ")
     assert record.answer == hardened_loop.FALLBACK_ANSWER and record.llm_calls == 3
 
 

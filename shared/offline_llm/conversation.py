@@ -15,8 +15,9 @@ articles use:
   object; its result is the ``user`` message right after it
   (``工具 X 的执行结果：...\\n\\n请根据这个结果继续完成任务。...``). The question is the last
   user message that is *not* such a result, unless it is the loop's feedback on the model's
-  last reply (it follows an assistant message and asks for nothing the policy recognises:
-  "你的上一条回复不能作为最终答案…"); then the question before it still stands.
+  last reply (it follows an assistant message, or another user message, and asks for
+  nothing the policy recognises: "你的上一条回复不能作为最终答案…", "错误：未知工具…"); then
+  the question before it still stands.
 
 Left out: deciding anything (``policy.py``), understanding the question (``intents.py``).
 """
@@ -122,7 +123,7 @@ def _read_function_calling(messages: list[dict], offered: tuple[str, ...]) -> Co
     results: dict[str, str] = {}
     for message in after:
         if message.get("role") == "assistant":
-            calls.extend(_assistant_calls(message))
+            calls.extend(assistant_calls(message))
         elif message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
             results.setdefault(message["tool_call_id"], message_text(message))
     observations = tuple(Observation(name, args, results[call_id])
@@ -137,7 +138,8 @@ def _read_function_calling(messages: list[dict], offered: tuple[str, ...]) -> Co
     )
 
 
-def _assistant_calls(message: dict) -> list[tuple[str, str, dict | str]]:
+def assistant_calls(message: dict) -> list[tuple[str, str, dict | str]]:
+    """``(id, name, args)`` of each function call in an assistant message (args parsed if they can be)."""
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, dict) else None
@@ -195,9 +197,15 @@ def _read_json_protocol(messages: list[dict]) -> Conversation:
 
 
 def _is_feedback(messages: list[dict], index: int) -> bool:
-    """A user message right after an assistant reply, that asks for nothing the policy knows."""
+    """A user message right after an assistant reply (or right after another user message),
+    that asks for nothing the policy knows.
+
+    "Right after another user message" is the 50-line loop's unknown-tool error: the
+    article appends ``错误：未知工具 …`` *without* the model's own call, so it follows the
+    previous result (or the question) directly (issue 4, ``stage3_pure_loop/json_loop.py``).
+    """
     text = message_text(messages[index])
-    return (messages[index - 1].get("role") == "assistant"
+    return (messages[index - 1].get("role") in ("assistant", "user")
             and not make_plan(text) and small_talk(text) is None)
 
 
