@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -39,14 +36,15 @@ from compare.report import Report, build_report, write_reports
 from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
 from shared.cli import OneLineParser, positive_int
-from shared.config import Settings, load_settings_or_exit
+from shared.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit
 from shared.endpoint import open_endpoint
 from shared.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
 from shared.run_record import ERROR, RunRecord
+from shared.runner import RunOptions
 
-# get_current_time 读 AGENT_CLOCK。不固定它，三个实现在不同的秒里查时间，trace 必然"不同"——
-# 那是时钟的差异，不是机制的差异。用户没设时，compare 用这个固定时刻（报告里会写明）。
-DEFAULT_CLOCK = "2026-11-30T18:04:51+08:00"   # 与 README 的示例输出、tests/conftest.py 同一时刻
+# 不固定"现在"，几个实现在不同的秒里查时间，trace 必然"不同"——那是时钟的差异，不是机制的
+# 差异。用户没设 AGENT_CLOCK 时，compare 用这个固定时刻（报告里会写明）。
+DEFAULT_CLOCK = REPRODUCIBLE_CLOCK
 DEFAULT_OUT = Path("reports")
 INTERRUPTED_STATUS = 130
 
@@ -145,20 +143,6 @@ def _temperature(text: str) -> float:
     return value
 
 
-@contextmanager
-def environment(name: str, value: str) -> Iterator[None]:
-    """Set one environment variable for the with-block (the tools read it), then restore it."""
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -173,8 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = plan_jobs(plan.impls, [p.prompt for p in plan.prompts], temperatures, plan.runs)
     header = _header(settings, args, clock)
     try:
-        with environment("AGENT_CLOCK", clock):
-            records = _sweep(jobs, results, header, settings, plan, args)
+        records = _sweep(jobs, results, header, settings, plan, args, clock)
         meta = {**header, "implementations": [i.name for i in plan.impls], "temperatures": temperatures,
                 "runs": plan.runs, "seed": SEED_NOTE,
                 "clock": CLOCK_NOTE.format(clock=clock, source=CLOCK_USER if settings.clock else CLOCK_DEFAULT)}
@@ -208,7 +191,7 @@ def _where(settings: Settings) -> str:
 
 
 def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settings, plan: Plan,
-           args) -> list[RunRecord]:
+           args, clock: str) -> list[RunRecord]:
     previous = results.start(header, resume=args.resume)
     finished = {record_key(r) for r in previous}
     todo = [job for job in jobs if job.key not in finished]
@@ -216,8 +199,9 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
     show_progress = not args.json and sys.stderr.isatty()
     with open_endpoint(settings, brain=brain) as endpoint, \
             progress_bar(len(todo), enabled=show_progress) as tick:
+        base = RunOptions(serial=args.serial, max_steps=args.max_steps, clock=clock)
         new = run_sweep(todo, endpoint, results=results, concurrency=args.concurrency,
-                        serial=args.serial, max_steps=args.max_steps, on_done=tick)
+                        options=base, on_done=tick)
     order = {job.key: i for i, job in enumerate(jobs)}
     # 续跑时文件里可能有这次没点名的运行（换了 --impl/--prompt）：报告只看这次的计划
     records = [r for r in [*previous, *new] if record_key(r) in order]

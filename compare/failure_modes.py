@@ -19,24 +19,20 @@ temperatures (that is ``python -m compare``).
 """
 from __future__ import annotations
 
-import argparse
-import os
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from compare.suite import load_suite
-from shared.config import load_settings
+from shared.cli import OneLineParser
+from shared.config import REPRODUCIBLE_CLOCK, load_settings
 from shared.endpoint import open_endpoint
 from shared.offline_llm.faults import FAULT_MODES
 from shared.run_record import ANSWERED, ERROR, STOPPED, RunRecord
 from shared.runner import RunOptions, run_once
 
 BEGIN, END = "<!-- failure-modes:begin -->", "<!-- failure-modes:end -->"
-TABLE_CLOCK = "2026-11-30T18:04:51+08:00"   # 固定"现在"：答案里的时间每次都一样
 MAX_STEPS = 10
 IMPLS = ("json_loop", "hardened_loop")
 NO_FAULT = "（无）"
@@ -81,13 +77,12 @@ def article_prompt() -> tuple[str, tuple[str, ...]]:
 def run_all(prompt: str) -> list[Run]:
     """Every row of both tables, in order."""
     runs = []
-    with fixed_clock(TABLE_CLOCK):
-        for fault in (NO_FAULT, *FAULT_MODES):
-            for impl in IMPLS:
-                runs.append(Run(fault, impl, "", run_one(impl, prompt, fault)))
-        for fix, fault in FAULT_OF_FIX.items():
-            runs.append(Run(fault, "hardened_loop", fix,
-                            run_one("hardened_loop", prompt, fault, disabled=frozenset({fix}))))
+    for fault in (NO_FAULT, *FAULT_MODES):
+        for impl in IMPLS:
+            runs.append(Run(fault, impl, "", run_one(impl, prompt, fault)))
+    for fix, fault in FAULT_OF_FIX.items():
+        runs.append(Run(fault, "hardened_loop", fix,
+                        run_one("hardened_loop", prompt, fault, disabled=frozenset({fix}))))
     return runs
 
 
@@ -97,7 +92,8 @@ def run_one(impl: str, prompt: str, fault: str, *, disabled: frozenset[str] = fr
     settings = load_settings(env={}, dotenv=None, offline_faults=faults)
     with open_endpoint(settings) as endpoint:
         return run_once(impl, prompt, endpoint,
-                        RunOptions(temperature=0.0, max_steps=MAX_STEPS, disabled_fixes=disabled))
+                        RunOptions(temperature=0.0, max_steps=MAX_STEPS, disabled_fixes=disabled,
+                                   clock=REPRODUCIBLE_CLOCK))
 
 
 def render(runs: list[Run], expected: tuple[str, ...]) -> str:
@@ -146,27 +142,13 @@ def current_block(text: str, *, path: str = "README.md") -> str:
     return text[begin + len(BEGIN):end].strip("\n")
 
 
-@contextmanager
-def fixed_clock(value: str) -> Iterator[None]:
-    """``AGENT_CLOCK`` for the duration (the tools read it at call time), then as it was."""
-    before = os.environ.get("AGENT_CLOCK")
-    os.environ["AGENT_CLOCK"] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("AGENT_CLOCK", None)
-        else:
-            os.environ["AGENT_CLOCK"] = before
-
-
 def build_table() -> str:
     prompt, expected = article_prompt()
     return render(run_all(prompt), expected)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compare.failure_modes", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m compare.failure_modes", description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--write", metavar="FILE", type=Path, help="把表格写进 FILE 的标记之间")
     group.add_argument("--check", metavar="FILE", type=Path, help="FILE 里的表格过期则退出 1")

@@ -28,7 +28,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shared.endpoint import Endpoint
@@ -63,9 +63,10 @@ class Job:
     def key(self) -> JobKey:
         return (self.impl.name, self.prompt, float(self.temperature), self.run)
 
-    def options(self, *, serial: bool, max_steps: int) -> RunOptions:
-        return RunOptions(temperature=self.temperature, max_steps=max_steps, serial=serial,
-                          seed=seed_for(self.temperature, self.run), run=self.run)
+    def options(self, base: RunOptions) -> RunOptions:
+        """The sweep's shared options (serial, max_steps, clock) with this job's own."""
+        return replace(base, temperature=self.temperature, seed=seed_for(self.temperature, self.run),
+                       run=self.run)
 
 
 def seed_for(temperature: float, run: int) -> int | None:
@@ -153,7 +154,7 @@ def _line(record: RunRecord) -> str:
 
 
 def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, concurrency: int = 4,
-              serial: bool = False, max_steps: int = 10,
+              options: RunOptions = RunOptions(),
               on_done: Callable[[RunRecord], None] | None = None,
               run: RunFunction | None = None) -> list[RunRecord]:
     """Run the jobs, at most ``concurrency`` at a time; every finished run is appended at once.
@@ -165,7 +166,7 @@ def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, conc
     run = run or run_once          # 调用时才取：测试可以替换模块里的 run_once
     def work(job: Job) -> RunRecord:
         try:
-            record = run(job.impl, job.prompt, endpoint, job.options(serial=serial, max_steps=max_steps))
+            record = run(job.impl, job.prompt, endpoint, job.options(options))
         except Exception as error:  # noqa: BLE001 — run_once 本不会抛；万一抛了，也只是这一次失败
             record = RunRecord(impl=job.impl.name, prompt=job.prompt, temperature=job.temperature,
                                run=job.run, status=ERROR, answer=None,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 
 from shared.config import load_settings_or_exit
@@ -23,7 +22,6 @@ QUIT_WORDS = ("quit", "exit", "q")
 BANNER = "  {tier} 已就绪（输入 quit 退出）"
 MODEL_LINE = "模型: {model} @ {where}"
 OFFLINE_WHERE = "内置离线模型（确定性的规则策略，不是语言模型；设置 LLM_BASE_URL 接入真实模型）"
-ERR_NO_FIXES = "--no-fix: {impl} 没有可关闭的修复"
 ERR_FIX = "--no-fix: 未知修复 {name!r}；可用: {known}"
 
 
@@ -77,16 +75,20 @@ def main(impl_name: str, argv: list[str] | None = None, *, graph: Callable[[], s
         print(json.dumps(settings.describe(), ensure_ascii=False, indent=2))
         return 0
     options = RunOptions(temperature=settings.temperature, max_steps=args.max_steps,
-                         serial=args.serial, disabled_fixes=disabled)
+                         serial=args.serial, disabled_fixes=disabled, clock=settings.clock)
     with open_endpoint(settings) as endpoint:
         if args.question is not None:
             return _answer_one(impl, args.question, endpoint, options, as_json=args.json)
         return _repl(impl, endpoint, options, as_json=args.json)
 
 
+def _model_line(endpoint: Endpoint) -> str:
+    return MODEL_LINE.format(model=endpoint.model, where=OFFLINE_WHERE if endpoint.offline else endpoint.base_url)
+
+
 def _answer_one(impl, question: str, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> int:
     if not as_json:
-        print(MODEL_LINE.format(model=endpoint.model, where=OFFLINE_WHERE if endpoint.offline else endpoint.base_url))
+        print(_model_line(endpoint))
     record = run_once(impl, question, endpoint, options)
     if as_json:
         print(json.dumps(record.to_dict(), ensure_ascii=False))
@@ -99,7 +101,7 @@ def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> in
     """文章里的 main()：读一句、跑一次、打印 trace，直到 quit。"""
     if not as_json:
         print("=" * 50 + "\n" + BANNER.format(tier=impl.tier) + "\n" + "=" * 50)
-        print(MODEL_LINE.format(model=endpoint.model, where=OFFLINE_WHERE if endpoint.offline else endpoint.base_url))
+        print(_model_line(endpoint))
     while True:
         try:
             user = input("\n你: ").strip()

@@ -21,9 +21,12 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from dotenv import dotenv_values, load_dotenv
+from dotenv import dotenv_values
 
 OFFLINE_MODEL = "offline"
+# 可复现的"现在"：compare、README 的 failure-mode 表和测试在没有设置 AGENT_CLOCK 时都用它，
+# 这样几个实现查到的时间相同，trace 才能逐字比较。
+REPRODUCIBLE_CLOCK = "2026-11-30T18:04:51+08:00"
 
 ERR_URL = "LLM_BASE_URL 不是合法的 http(s) 地址（应形如 https://api.deepseek.com/v1）"
 ERR_KEY_MISSING = "LLM_API_KEY 未设置：设置了 LLM_BASE_URL 就必须提供它的 key（本地 vLLM/Ollama 可随便填，如 EMPTY）"
@@ -105,23 +108,12 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: Path | None =
 
 
 def load_settings_or_exit(**overrides) -> Settings:
-    """:func:`load_settings` for command lines: a bad value is one line on stderr, exit 2.
-
-    Command lines also export ``.env`` into the process environment (without overriding
-    what is already set), the usual python-dotenv start-up step: the tools read
-    ``AGENT_CLOCK`` from the environment at call time, like the articles' ``config.py``.
-    """
-    load_dotenv(Path(".env"), override=False)
+    """:func:`load_settings` for command lines: a bad value is one line on stderr, exit 2."""
     try:
         return load_settings(**overrides)
     except ConfigError as error:
         print(f"配置错误 [{error.variable}]: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-
-
-def parse_fault_list(text: str | None) -> tuple[str, ...]:
-    """``"chatty, loop"`` -> ``("chatty", "loop")``, checked against the implemented modes."""
-    return _faults(text)
 
 
 # ---- 每个变量的解析与校验 ----

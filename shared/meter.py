@@ -8,8 +8,9 @@ end in the same ``POST /chat/completions``. One :class:`ExchangeLog` per run giv
 - ``exchanges``: the request and response bodies, for compare's wire-level diff and for
   recording cassettes.
 
-Only bodies are kept, never headers: the API key travels in a header and so never lands
-in a log or a cassette.
+Only bodies are kept, never headers: the API key travels in a header. And because a
+server may still echo the key inside a body (an "Incorrect API key: sk-..." error), every
+body is scrubbed of it here, the one place every log, report and cassette comes from.
 """
 from __future__ import annotations
 
@@ -18,11 +19,14 @@ import threading
 
 import httpx
 
+REDACTED = "***"
+
 
 class ExchangeLog:
     """The request/response bodies of one run's chat-completion calls, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, secret: str | None = None) -> None:
+        self._secret = secret
         self._lock = threading.Lock()
         self._exchanges: list[dict] = []
 
@@ -52,15 +56,18 @@ class ExchangeLog:
         if not response.request.url.path.endswith("/chat/completions"):
             return
         response.read()   # event hook 里必须先 read，才能拿到 body（之后 SDK 读的是缓存）
-        exchange = {"request": _json_or_text(response.request.content),
-                    "response": _json_or_text(response.content),
+        exchange = {"request": self._parse(response.request.content),
+                    "response": self._parse(response.content),
                     "status": response.status_code}
         with self._lock:
             self._exchanges.append(exchange)
 
 
-def _json_or_text(body: bytes) -> dict | str:
-    try:
-        return json.loads(body)
-    except ValueError:
-        return body.decode("utf-8", errors="replace")
+    def _parse(self, body: bytes) -> dict | str:
+        text = body.decode("utf-8", errors="replace")
+        if self._secret:
+            text = text.replace(self._secret, REDACTED)
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text

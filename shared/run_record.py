@@ -25,6 +25,11 @@ STATUSES = (ANSWERED, MAX_STEPS, ERROR, STOPPED)
 # 所以"回答是这句话"在 stage 1 里意味着 max_steps，而不是模型真的答完了。
 PREBUILT_STEP_GUARD_TEXT = "Sorry, need more steps to process this request."
 
+# 模型返回了工具调用，但参数不是合法 JSON：LangChain 把它放进 invalid_tool_calls 而不是
+# tool_calls，三个 stage 的循环都会把这条消息当成"最终回答"（内容往往是空的）。记成 error，
+# 而不是一个空的 answered。
+ERR_INVALID_TOOL_CALL = "模型返回了无法解析的工具调用 {name}({args})：{detail}"
+
 GUESSED_ARGUMENT = "guessed_argument"
 GUESS_DETAIL = "{number} 既不在问题里，也不在此前返回的工具结果里"
 
@@ -85,14 +90,18 @@ def rounds_from_messages(messages: list) -> list[list[dict]]:
     ]
 
 
-def outcome_from_messages(messages: list) -> tuple[str, str | None]:
-    """``(status, answer)`` of a LangChain run, read off its last message."""
+def outcome_from_messages(messages: list) -> tuple[str, str | None, str | None]:
+    """``(status, answer, error)`` of a LangChain run, read off its last message."""
     last = messages[-1] if messages else None
     if getattr(last, "type", "") == "ai" and not getattr(last, "tool_calls", None):
         if last.content == PREBUILT_STEP_GUARD_TEXT:
-            return MAX_STEPS, None
-        return ANSWERED, _text(last.content)
-    return MAX_STEPS, None       # 最后一条还是工具调用/工具结果：步数用完了
+            return MAX_STEPS, None, None
+        if invalid := getattr(last, "invalid_tool_calls", None):
+            bad = invalid[0]
+            return ERROR, None, ERR_INVALID_TOOL_CALL.format(
+                name=bad.get("name"), args=bad.get("args"), detail=bad.get("error") or "参数不是合法 JSON")
+        return ANSWERED, _text(last.content), None
+    return MAX_STEPS, None, None  # 最后一条还是工具调用/工具结果：步数用完了
 
 
 def guessed_argument_flags(prompt: str, rounds: list[list[dict]]) -> list[dict]:

@@ -18,6 +18,7 @@ from shared.meter import ExchangeLog
 from shared.run_record import (
     ERROR, MAX_STEPS, RunRecord, guessed_argument_flags, outcome_from_messages, rounds_from_messages,
 )
+from shared.tool_functions import clock_fixed_at
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class RunOptions:
     seed: int | None = None
     run: int = 0
     disabled_fixes: frozenset[str] = frozenset()
+    clock: str | None = None          # 固定 get_current_time 的"现在"（AGENT_CLOCK）；None = 真实时钟
 
 
 def run_once(impl: Implementation | str, prompt: str, endpoint: Endpoint,
@@ -35,14 +37,12 @@ def run_once(impl: Implementation | str, prompt: str, endpoint: Endpoint,
     """Run one implementation on one prompt; never raises for a failed run."""
     impl = get_implementation(impl) if isinstance(impl, str) else impl
     record = RunRecord(impl=impl.name, prompt=prompt, temperature=options.temperature, run=options.run)
-    log = ExchangeLog()
+    log = ExchangeLog(secret=endpoint.api_key)
+    module = importlib.import_module(impl.module)     # 先 import：框架的加载时间不算进这次运行
     started = time.perf_counter()
     try:
-        module = importlib.import_module(impl.module)
-        if impl.protocol == JSON_PROTOCOL:
-            _run_json_loop(module, impl, prompt, endpoint, options, log, record)
-        else:
-            _run_langchain(module, prompt, endpoint, options, log, record)
+        with clock_fixed_at(options.clock):
+            _run(module, impl, prompt, endpoint, options, log, record)
     except Exception as error:  # noqa: BLE001 — 一次失败的运行是数据，不是崩溃
         record.status, record.answer = ERROR, None
         record.error = _one_line(error, secret=endpoint.api_key)
@@ -56,12 +56,19 @@ def run_once(impl: Implementation | str, prompt: str, endpoint: Endpoint,
     return record
 
 
+def _run(module, impl, prompt, endpoint, options, log, record) -> None:
+    if impl.protocol == JSON_PROTOCOL:
+        _run_json_loop(module, impl, prompt, endpoint, options, log, record)
+    else:
+        _run_langchain(module, prompt, endpoint, options, log, record)
+
+
 def _run_langchain(module, prompt, endpoint, options, log, record) -> None:
     llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial,
                               seed=options.seed, log=log)
     messages = module.run_agent(prompt, options.max_steps, llm=llm)
     record.rounds = rounds_from_messages(messages)
-    record.status, record.answer = outcome_from_messages(messages)
+    record.status, record.answer, record.error = outcome_from_messages(messages)
 
 
 def _run_json_loop(module, impl, prompt, endpoint, options, log, record) -> None:

@@ -14,11 +14,13 @@ Left out: real market data and weather (see :mod:`shared.market_data`), the dang
 from __future__ import annotations
 
 import inspect
-import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 
 from shared import market_data
-from shared.calculator import CalculationError, evaluate, format_number
+from shared.calculator import evaluate, format_number
 
 # ---- 错误文案（module constants：所有实现返回给模型的文字都出自这里） ----
 TOOL_ERROR = "工具执行出错: {reason}"
@@ -26,7 +28,22 @@ UNKNOWN_TOOL = "未知工具 {name!r}，可用工具: {available}"
 INVALID_ARGUMENTS = "工具 {name} 的参数无效: {details}"
 STOCK_NOT_FOUND = "未找到股票 {symbol!r}。可查询: {known}"
 CITY_NOT_FOUND = "未找到 {city!r} 的天气数据。可查询: {known}"
-BAD_CLOCK = "AGENT_CLOCK 不是合法的 ISO-8601 时间: {value!r}"
+WRONG_TYPE = "{param} 应是 {expected}，收到 {actual}"
+
+# "现在"是几点：默认读真实时钟；一次运行可以把它固定在某一刻（AGENT_CLOCK → Settings.clock →
+# RunOptions.clock → 这里），trace 才可复现。用 ContextVar 而不是全局变量或环境变量：
+# 每次运行（包括 compare 里并发的几次）各有各的值，互不干扰，运行结束自动还原。
+FIXED_NOW: ContextVar[str | None] = ContextVar("fixed_now", default=None)
+
+
+@contextmanager
+def clock_fixed_at(iso_time: str | None) -> Iterator[None]:
+    """Within the block, ``get_current_time`` answers ``iso_time`` (None: the real clock)."""
+    token = FIXED_NOW.set(iso_time)
+    try:
+        yield
+    finally:
+        FIXED_NOW.reset(token)
 
 
 def get_weather(city: str) -> str:
@@ -40,15 +57,8 @@ def get_weather(city: str) -> str:
 
 def get_current_time() -> str:
     """获取当前日期和时间。"""
-    # AGENT_CLOCK 固定"现在"，让 trace 可复现（测试、对比、文档里的输出都靠它）
-    fixed = os.environ.get("AGENT_CLOCK")
-    if fixed:
-        try:
-            now = datetime.fromisoformat(fixed)
-        except ValueError:
-            raise ValueError(BAD_CLOCK.format(value=fixed)) from None
-    else:
-        now = datetime.now().astimezone()
+    fixed = FIXED_NOW.get()             # 被固定了就用固定的"现在"（见 clock_fixed_at）
+    now = datetime.fromisoformat(fixed) if fixed else datetime.now().astimezone()
     return now.strftime("%Y-%m-%d %H:%M:%S")
 
 
@@ -113,12 +123,24 @@ def run_tool(name: str, args: dict) -> str:
         function = FUNCTIONS.get(name)
         if function is None:
             raise UnknownToolError(name)
-        if not isinstance(args, dict):
-            raise InvalidArgumentsError(name, f"args 应是 JSON 对象，收到 {type(args).__name__}")
-        try:
-            inspect.signature(function).bind(**args)
-        except TypeError as mismatch:
-            raise InvalidArgumentsError(name, str(mismatch)) from None
+        _check_arguments(name, function, args)
         return function(**args)
-    except (UnknownToolError, InvalidArgumentsError, CalculationError, ValueError) as error:
+    except Exception as error:  # noqa: BLE001 — 任何工具失败都回给模型，而不是让循环崩溃
         return format_tool_error(error)
+
+
+def _check_arguments(name: str, function, args) -> None:
+    """What pydantic does for the LangChain tools: the right names, and strings where str is asked."""
+    if not isinstance(args, dict):
+        raise InvalidArgumentsError(name, WRONG_TYPE.format(param="args", expected="JSON 对象",
+                                                            actual=type(args).__name__))
+    signature = inspect.signature(function, eval_str=True)
+    try:
+        signature.bind(**args)
+    except TypeError as mismatch:
+        raise InvalidArgumentsError(name, str(mismatch)) from None
+    for param, value in args.items():
+        expected = signature.parameters[param].annotation
+        if expected is str and not isinstance(value, str):
+            raise InvalidArgumentsError(name, WRONG_TYPE.format(param=param, expected="字符串",
+                                                                actual=type(value).__name__))

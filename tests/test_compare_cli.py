@@ -22,7 +22,7 @@ import pytest
 from compare.__main__ import DEFAULT_CLOCK, main
 from compare.suite import load_suite
 from shared.implementations import IMPLEMENTATIONS, JSON_PROTOCOL
-from tests.compare_support import STAGES, offline, run_compare, variants  # noqa: F401 — pytest 夹具
+from tests.compare_support import STAGES, run_compare
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"

@@ -12,10 +12,10 @@ import pytest
 
 import compare.sweep as sweep
 from compare.__main__ import main
+from shared.runner import RunOptions
 from compare.sweep import Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep, seed_for
 from shared.implementations import Implementation
 from shared.run_record import ERROR, RunRecord
-from tests.compare_support import offline  # noqa: F401 — pytest 夹具
 
 A, B = Implementation("a", "nowhere.a", "test"), Implementation("b", "nowhere.b", "test")
 HEADER = {"model": "offline", "serial": False}
@@ -36,7 +36,9 @@ def test_plan_puts_the_implementations_innermost_and_seeds_runs_above_zero():
     jobs = plan_jobs([A, B], ["p"], [0, 0.7], 2)
     assert [j.key for j in jobs[:4]] == [("a", "p", 0.0, 0), ("b", "p", 0.0, 0), ("a", "p", 0.0, 1), ("b", "p", 0.0, 1)]
     assert seed_for(0.0, 3) is None and seed_for(0.7, 3) == 3
-    assert Job(A, "p", 0.7, 2).options(serial=True, max_steps=5).seed == 2
+    options = Job(A, "p", 0.7, 2).options(RunOptions(serial=True, max_steps=5, clock="2026-01-01T00:00:00"))
+    assert (options.seed, options.serial, options.max_steps, options.temperature) == (2, True, 5, 0.7)
+    assert options.clock == "2026-01-01T00:00:00"
 
 
 def test_every_run_is_appended_and_a_crash_is_one_error_record(tmp_path):

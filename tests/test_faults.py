@@ -4,15 +4,13 @@ switching the matching fix off brings the failure back."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from openai import BadRequestError, OpenAI
 
 from compare.failure_modes import FAULT_OF_FIX
-from conftest import ARTICLE_QUESTION, Agent
+from conftest import ARTICLE_QUESTION, Agent, run_cli
 from shared.config import ConfigError, load_settings
 from shared.implementations import IMPLEMENTATIONS
 from shared.offline_llm import OfflineServer
@@ -51,8 +49,7 @@ def test_unknown_modes_are_a_configuration_error():
     assert error.value.variable == "OFFLINE_LLM_FAULTS" and "nope" in str(error.value)
     with pytest.raises(ValueError):
         OfflineServer(faults=("rogue",))                    # 控制性 issue 的模式，还没实现
-    done = subprocess.run([sys.executable, "-m", "stage3_pure_loop.json_loop", "-q", "x", "--faults", "nope"],
-                          cwd=ROOT, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+    done = run_cli("stage3_pure_loop.json_loop", "-q", "x", "--faults", "nope")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "nope" in done.stderr
 
 

@@ -6,13 +6,11 @@ modes of the offline model are exercised against both loops in ``test_faults.py`
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ARTICLE_QUESTION, CLOCK, Agent
+from conftest import ARTICLE_QUESTION, Agent, run_cli
 from scripted import ScriptedBrain, answer, call
 from shared.implementations import IMPLEMENTATIONS
 from shared.offline_llm.decision import Decision
@@ -201,12 +199,9 @@ def test_an_unknown_fix_name_is_an_error():
 
 
 def test_the_command_line_takes_no_fix_and_rejects_unknown_names():
-    env = {"PATH": "/usr/bin:/bin", "AGENT_CLOCK": CLOCK}
-    ok = subprocess.run([sys.executable, "-m", "stage3_pure_loop.hardened_loop", "-q", ARTICLE_QUESTION,
-                         "--no-fix", "window", "--no-fix", "repeat", "--json"],
-                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    ok = run_cli("stage3_pure_loop.hardened_loop", "-q", ARTICLE_QUESTION, "--no-fix", "window",
+                 "--no-fix", "repeat", "--json")
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["status"] == ANSWERED
-    bad = subprocess.run([sys.executable, "-m", "stage3_pure_loop.hardened_loop", "-q", "x", "--no-fix", "nope"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    bad = run_cli("stage3_pure_loop.hardened_loop", "-q", "x", "--no-fix", "nope")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "nope" in bad.stderr

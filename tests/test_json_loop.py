@@ -4,28 +4,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-from conftest import ARTICLE_QUESTION, CLOCK, Agent
+from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT, Agent, run_cli
 from scripted import ScriptedBrain, answer, call
 from shared.implementations import IMPLEMENTATIONS
 from shared.offline_llm.decision import Decision
 from shared.run_record import ANSWERED, MAX_STEPS
 from stage3_pure_loop import json_loop
 
-ROOT = Path(__file__).resolve().parent.parent
 NAIVE = Agent(IMPLEMENTATIONS["json_loop"])
-ARTICLE_ROUNDS = [
-    [{"name": "get_current_time", "args": {}, "result": "2026-11-30 18:04:51"}],
-    [{"name": "get_stock_price", "args": {"symbol": "腾讯"}, "result": "腾讯（0700.HK）当前股价：385.6 港元"}],
-    [{"name": "calculate", "args": {"expression": "385.6 * 100"}, "result": "38560.0"}],
-]
 
 
 def test_importing_the_zero_framework_loops_loads_no_framework():
     code = ("import sys, stage3_pure_loop.json_loop, stage3_pure_loop.hardened_loop; "
             "print([m for m in sys.modules if m.startswith(('langchain', 'langgraph'))])")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={"PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -96,9 +90,7 @@ def test_the_same_call_forever_runs_into_max_iter():
 
 
 def test_the_command_line_prints_the_articles_trace():
-    env = {"PATH": "/usr/bin:/bin", "AGENT_CLOCK": CLOCK}
-    done = subprocess.run([sys.executable, "-m", "stage3_pure_loop.json_loop", "-q", ARTICLE_QUESTION],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli("stage3_pure_loop.json_loop", "-q", ARTICLE_QUESTION)
     assert done.returncode == 0, done.stderr
     assert "🤖 AI 调用工具: calculate({'expression': '385.6 * 100'})" in done.stdout
     assert "38,560 港元" in done.stdout

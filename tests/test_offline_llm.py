@@ -15,7 +15,7 @@ from openai import OpenAI
 from shared.offline_llm import CAPABILITY_SENTENCE, OfflineServer, PolicyBrain
 from shared.offline_llm.__main__ import main as offline_main
 from shared.prompts import SYSTEM_PROMPT
-from shared.tool_functions import FUNCTIONS, run_tool
+from shared.tool_functions import FUNCTIONS, clock_fixed_at, run_tool
 from shared.tools import TOOLS
 
 ARTICLE_QUESTION = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
@@ -39,8 +39,9 @@ JSON_RESULT = "工具 {name} 的执行结果：{result}\n\n请根据这个结果
 
 
 @pytest.fixture(autouse=True)
-def fixed_clock(monkeypatch):
-    monkeypatch.setenv("AGENT_CLOCK", CLOCK)
+def fixed_clock():
+    with clock_fixed_at(CLOCK):
+        yield
 
 
 @pytest.fixture(scope="module")

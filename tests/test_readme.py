@@ -1,14 +1,10 @@
 """The traces shown in the README are what the commands print today (no hand-written output)."""
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import ARTICLE_QUESTION, CLOCK
+from conftest import ARTICLE_QUESTION, ROOT, run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```\n(-- Agent 推理过程 --\n.*?-- 推理结束 --)\n```", README, flags=re.S)
 
@@ -18,8 +14,6 @@ BLOCKS = re.findall(r"```\n(-- Agent 推理过程 --\n.*?-- 推理结束 --)\n``
     ({"OFFLINE_LLM_SEED": "2"}, ["--temperature", "0.7"], 1),
 ])
 def test_readme_traces_are_real_output(extra_env, flags, block):
-    env = {"PATH": "/usr/bin:/bin", "AGENT_CLOCK": CLOCK, **extra_env}
-    done = subprocess.run([sys.executable, "-m", "stage3_pure_loop", "-q", ARTICLE_QUESTION, *flags],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = run_cli("stage3_pure_loop", "-q", ARTICLE_QUESTION, *flags, env=extra_env)
     trace = done.stdout[done.stdout.index("-- Agent 推理过程 --"):].strip()
     assert BLOCKS[block] == trace

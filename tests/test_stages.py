@@ -1,26 +1,17 @@
 """Every scenario runs through every implementation (the ``agent`` fixture in conftest.py)."""
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 
-from conftest import ARTICLE_QUESTION, Agent
+from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS, Agent, run_cli
 from scripted import ScriptedBrain, answer, call
 from shared.implementations import IMPLEMENTATIONS
 from shared.offline_llm import CAPABILITY_SENTENCE
 from shared.run_record import ANSWERED, ERROR, MAX_STEPS
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTICLE_ROUNDS = [
-    [{"name": "get_current_time", "args": {}, "result": "2026-11-30 18:04:51"}],
-    [{"name": "get_stock_price", "args": {"symbol": "腾讯"}, "result": "腾讯（0700.HK）当前股价：385.6 港元"}],
-    [{"name": "calculate", "args": {"expression": "385.6 * 100"}, "result": "38560.0"}],
-]
 
 
 def test_the_articles_trace(agent):
@@ -134,8 +125,7 @@ def test_library_facts_the_readme_states():
 
 
 def test_stage2_prints_its_graph():
-    done = subprocess.run([sys.executable, "-m", "stage2_stategraph", "--graph"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli("stage2_stategraph", "--graph")
     assert done.returncode == 0
     for edge in ("__start__ --> agent", "agent -.-> tools", "agent -.-> __end__", "tools --> agent"):
         assert edge in done.stdout
@@ -143,18 +133,14 @@ def test_stage2_prints_its_graph():
 
 @pytest.mark.parametrize("stage", ["stage1_prebuilt", "stage2_stategraph", "stage3_pure_loop"])
 def test_stage_command_prints_the_articles_trace(stage):
-    env = {"PATH": "/usr/bin:/bin", "AGENT_CLOCK": "2026-11-30T18:04:51"}
-    done = subprocess.run([sys.executable, "-m", stage, "-q", ARTICLE_QUESTION], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli(stage, "-q", ARTICLE_QUESTION)
     assert done.returncode == 0, done.stderr
     assert "[7] 🤖 AI 调用工具: calculate({'expression': '385.6 * 100'})" in done.stdout
     assert "[9] 🤖 AI 回答: " in done.stdout and "38,560 港元" in done.stdout
 
 
 def test_the_repl_reads_until_quit():
-    env = {"PATH": "/usr/bin:/bin", "AGENT_CLOCK": "2026-11-30T18:04:51"}
-    done = subprocess.run([sys.executable, "-m", "stage3_pure_loop"], cwd=ROOT, env=env, input="你好\n\n北京天气\nquit\n",
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli("stage3_pure_loop", input="你好\n\n北京天气\nquit\n")
     assert done.returncode == 0
     assert done.stdout.count("-- 推理结束 --") == 2 and "北京：晴天" in done.stdout and "再见" in done.stdout
 

@@ -37,9 +37,22 @@ def test_unknown_names_list_what_is_known():
     assert "未找到" in city and "北京" in city and "杭州" in city
 
 
-def test_clock_is_fixed_by_agent_clock(monkeypatch):
-    monkeypatch.setenv("AGENT_CLOCK", "2026-11-30T18:04:51+08:00")
-    assert tool_functions.get_current_time() == "2026-11-30 18:04:51"
+def test_the_clock_can_be_fixed_for_a_block_and_is_real_outside_it():
+    with tool_functions.clock_fixed_at("2031-01-02T03:04:05+08:00"):
+        assert tool_functions.get_current_time() == "2031-01-02 03:04:05"
+    assert tool_functions.get_current_time() != "2031-01-02 03:04:05"
+
+
+@pytest.mark.parametrize("args, detail", [
+    ({"expression": 38560}, "expression 应是 字符串，收到 int"),
+    ({"expression": None}, "expression 应是 字符串，收到 NoneType"),
+    ({"expr": "1"}, "missing a required argument: 'expression'"),
+    ([1, 2], "args 应是 JSON 对象，收到 list"),
+])
+def test_plain_calls_with_wrong_arguments_come_back_as_text(args, detail):
+    # JSON 协议里模型写什么都有可能：错误的类型也必须变成一句话回给模型，而不是让循环崩溃
+    result = run_tool("calculate", args)
+    assert result.startswith("工具执行出错: 工具 calculate 的参数无效") and detail in result
 
 
 def test_langchain_tools_are_the_plain_functions_with_their_docstrings():
