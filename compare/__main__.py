@@ -28,15 +28,14 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 from compare.cassette import Cassette, CassetteError
 from compare.render_text import print_report, progress_bar
 from compare.report import Report, build_report, write_reports
 from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
-from shared.cli import OneLineParser, positive_int
-from shared.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit
+from shared.arguments import OneLineParser, positive_int
+from shared.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
 from shared.endpoint import open_endpoint
 from shared.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
 from shared.run_record import ERROR, RunRecord
@@ -186,8 +185,8 @@ def _header(settings: Settings, args, clock: str) -> dict:
 
 
 def _where(settings: Settings) -> str:
-    # 只写主机名：URL 里偶尔带着 user:password@，报告与结果文件里都不该出现
-    return "offline" if settings.offline else urlparse(settings.base_url).hostname or "?"
+    # URL 里偶尔带着 user:password@，报告与结果文件里都不该出现
+    return "offline" if settings.offline else redact_url(settings.base_url)
 
 
 def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settings, plan: Plan,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compare.suite import load_suite
-from shared.cli import OneLineParser
+from shared.arguments import OneLineParser
 from shared.config import REPRODUCIBLE_CLOCK, load_settings
 from shared.endpoint import open_endpoint
 from shared.offline_llm.faults import FAULT_MODES

@@ -29,8 +29,12 @@ from shared.run_record import RunRecord
 VERDICT_STYLE = {"equivalent": "bold green", "strategy_differs": "bold yellow", "diverged": "bold red"}
 PROGRESS_LABEL = "compare"
 SUMMARY_TITLE = "总览"
-EXIT_LINE = {0: "温度 0 的每道题都 equivalent：机制等价。",
-             1: "温度 0 有题目不是 equivalent（见上）：退出码 1。"}
+CONCLUSION_LINE = {
+    "equivalent": "温度 0 的每道题都 equivalent：机制等价。",
+    "not_equivalent": "温度 0 有题目不是 equivalent（见上）：退出码 1。",
+    "not_checked": "这次没有温度 0 的题目：机制等价没有被检验（加上 --temperature 0）。",
+    "all_failed": "温度 0 的每次运行都以 error 结束：什么也没比较（检查 LLM_BASE_URL / LLM_API_KEY / LLM_MODEL）。退出码 1。",
+}
 
 
 def print_report(report: Report, file: TextIO = sys.stdout) -> None:
@@ -43,7 +47,7 @@ def print_report(report: Report, file: TextIO = sys.stdout) -> None:
     console.print(overview_table(report))
     for key, value in report.meta.items():
         console.print(Text(f"{key}: {value}", style="dim"))
-    console.print(Text(EXIT_LINE[report.exit_code], style="bold"))
+    console.print(Text(CONCLUSION_LINE[report.conclusion], style="bold"))
 
 
 def section_table(section: PromptReport) -> Table:

@@ -30,7 +30,7 @@ from compare.matching import match_calls, trace_of
 from compare.suite import SuitePrompt
 from compare.verdicts import EQUIVALENT, Drift, Verdict, compare_traces, drift_by_impl, verdict
 from compare.wire import WireComparison, compare_requests
-from shared.run_record import ANSWERED, GUESSED_ARGUMENT, RunRecord
+from shared.run_record import ANSWERED, ERROR, GUESSED_ARGUMENT, RunRecord
 
 RESULT_CHARS = 60            # 表格里工具返回最多显示这么长（完整内容在 report.json）
 ANSWER_CHARS = 160
@@ -51,6 +51,9 @@ TRACE_LABEL = "trace {n}"
 FAIL_CALLS = "调用与期望不符（{match} / {args}）"
 FAIL_STATUS = "没有给出回答（{status}）"
 FAIL_ANSWER = "回答里没有 {text!r}"
+
+# 温度 0 的题目一起说明了什么（render_text 把它写成最后一行）
+NOT_EQUIVALENT, NOT_CHECKED, ALL_FAILED = "not_equivalent", "not_checked", "all_failed"
 
 
 @dataclass
@@ -126,9 +129,24 @@ class Report:
                 "prompts": [p.to_dict() for p in self.prompts], "meta": self.meta}
 
     @property
+    def conclusion(self) -> str:
+        """What the temperature-0 prompts showed: one of the keys of :data:`CONCLUSIONS`."""
+        at_zero = [p for p in self.prompts if p.temperature == 0]
+        if not at_zero:
+            return NOT_CHECKED
+        runs = [r for r in self.results if r.temperature == 0]
+        if runs and all(r.status == ERROR for r in runs):
+            return ALL_FAILED
+        return EQUIVALENT if all(p.verdict.verdict == EQUIVALENT for p in at_zero) else NOT_EQUIVALENT
+
+    @property
     def exit_code(self) -> int:
-        """0 when every prompt at temperature 0 is ``equivalent`` (CONTRACT.md), else 1."""
-        return 0 if all(p.verdict.verdict == EQUIVALENT for p in self.prompts if p.temperature == 0) else 1
+        """0 when every prompt at temperature 0 is ``equivalent`` (CONTRACT.md), else 1.
+
+        One addition: when every temperature-0 run ended in ``error`` (a wrong URL or key),
+        the runs are "equivalent" only in failing alike; that proves nothing, so exit 1.
+        """
+        return 0 if self.conclusion in (EQUIVALENT, NOT_CHECKED) else 1
 
 
 # ---- 组装 ----

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 
-from shared.config import load_settings_or_exit
+from shared.arguments import OneLineParser, positive_int
+from shared.config import load_settings_or_exit, redact_url
 from shared.endpoint import Endpoint, open_endpoint
 from shared.implementations import get_implementation
 from shared.run_record import ANSWERED
@@ -23,23 +25,9 @@ BANNER = "  {tier} 已就绪（输入 quit 退出）"
 MODEL_LINE = "模型: {model} @ {where}"
 OFFLINE_WHERE = "内置离线模型（确定性的规则策略，不是语言模型；设置 LLM_BASE_URL 接入真实模型）"
 ERR_FIX = "--no-fix: 未知修复 {name!r}；可用: {known}"
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a usage mistake in one line (exit 2) instead of usage + error."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: 错误: {message}（--help 查看用法）\n")
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
-
-
-positive_int.__name__ = "正整数"     # argparse 用它来写错误信息
+ERR_EMPTY_QUESTION = "-q 的问题不能是空的"
+INTERRUPTED = "已中断。"
+INTERRUPTED_STATUS = 130          # 128 + SIGINT，shell 的惯例
 
 
 def build_parser(impl_name: str, *, graph: bool) -> argparse.ArgumentParser:
@@ -70,20 +58,27 @@ def main(impl_name: str, argv: list[str] | None = None, *, graph: Callable[[], s
     disabled = frozenset(getattr(args, "no_fix", []))
     if unknown := sorted(disabled - set(impl.fixes)):
         parser.error(ERR_FIX.format(name=unknown[0], known=", ".join(impl.fixes)))
+    if args.question is not None and not args.question.strip():
+        parser.error(ERR_EMPTY_QUESTION)
     settings = load_settings_or_exit(temperature=args.temperature, offline_faults=args.faults)
     if args.show_config:
         print(json.dumps(settings.describe(), ensure_ascii=False, indent=2))
         return 0
     options = RunOptions(temperature=settings.temperature, max_steps=args.max_steps,
                          serial=args.serial, disabled_fixes=disabled, clock=settings.clock)
-    with open_endpoint(settings) as endpoint:
-        if args.question is not None:
-            return _answer_one(impl, args.question, endpoint, options, as_json=args.json)
-        return _repl(impl, endpoint, options, as_json=args.json)
+    try:
+        with open_endpoint(settings) as endpoint:
+            if args.question is not None:
+                return _answer_one(impl, args.question, endpoint, options, as_json=args.json)
+            return _repl(impl, endpoint, options, as_json=args.json)
+    except KeyboardInterrupt:               # Ctrl-C 在等模型时按下：一行说明，不是 traceback
+        print(INTERRUPTED, file=sys.stderr)
+        return INTERRUPTED_STATUS
 
 
 def _model_line(endpoint: Endpoint) -> str:
-    return MODEL_LINE.format(model=endpoint.model, where=OFFLINE_WHERE if endpoint.offline else endpoint.base_url)
+    where = OFFLINE_WHERE if endpoint.offline else redact_url(endpoint.base_url)
+    return MODEL_LINE.format(model=endpoint.model, where=where)
 
 
 def _answer_one(impl, question: str, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> int:
@@ -98,18 +93,24 @@ def _answer_one(impl, question: str, endpoint: Endpoint, options: RunOptions, *,
 
 
 def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> int:
-    """文章里的 main()：读一句、跑一次、打印 trace，直到 quit。"""
+    """文章里的 main()：读一句、跑一次、打印 trace，直到 quit。
+
+    With ``--json`` stdout carries only JSON lines (one run record per question): no
+    banner, no prompt, no farewell.
+    """
     if not as_json:
         print("=" * 50 + "\n" + BANNER.format(tier=impl.tier) + "\n" + "=" * 50)
         print(_model_line(endpoint))
     while True:
         try:
-            user = input("\n你: ").strip()
+            user = input("" if as_json else "\n你: ").strip()
         except (EOFError, KeyboardInterrupt):
-            print()
+            if not as_json:
+                print()
             return 0
         if user.lower() in QUIT_WORDS:
-            print("再见！")
+            if not as_json:
+                print("再见！")
             return 0
         if not user:
             continue

@@ -33,8 +33,9 @@ ERR_KEY_MISSING = "LLM_API_KEY 未设置：设置了 LLM_BASE_URL 就必须提�
 ERR_NUMBER = "{variable} 应是数字，收到 {value!r}"
 ERR_RANGE = "{variable} 应在 {low} 到 {high} 之间，收到 {value!r}"
 ERR_INTEGER = "{variable} 应是非负整数，收到 {value!r}"
-ERR_FAULT = "OFFLINE_LLM_FAULTS 含未知故障模式 {unknown}；可用: {known}"
+ERR_FAULT = "{variable} 含未知故障模式 {unknown}；可用: {known}"
 ERR_CLOCK = "AGENT_CLOCK 不是合法的 ISO-8601 时间: {value!r}"
+WARN_FAULTS_IGNORED = "注意：故障模式（--faults / OFFLINE_LLM_FAULTS）只作用于内置离线模型；已设置 LLM_BASE_URL，忽略它们。"
 ERR_MODEL = "LLM_MODEL 未设置：设置了 LLM_BASE_URL 就要给出模型名（如 deepseek-chat、Qwen/Qwen3-8B、qwen3:8b）"
 
 
@@ -64,9 +65,10 @@ class Settings:
         return self.base_url is None
 
     def describe(self) -> dict[str, object]:
-        """A printable view: the key is masked, never shown."""
+        """A printable view: the key (and any password in the URL) masked, never shown."""
         view = {f.name: getattr(self, f.name) for f in fields(self)}
         view["api_key"] = "***" if self.api_key else None
+        view["base_url"] = redact_url(self.base_url) if self.base_url else None
         view["data_dir"] = str(self.data_dir)
         return view
 
@@ -110,10 +112,21 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: Path | None =
 def load_settings_or_exit(**overrides) -> Settings:
     """:func:`load_settings` for command lines: a bad value is one line on stderr, exit 2."""
     try:
-        return load_settings(**overrides)
+        settings = load_settings(**overrides)
     except ConfigError as error:
         print(f"配置错误 [{error.variable}]: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    if settings.offline_faults and not settings.offline:
+        print(WARN_FAULTS_IGNORED, file=sys.stderr)
+    return settings
+
+
+def redact_url(url: str) -> str:
+    """The URL without a ``user:password@`` part, for anything printed or written."""
+    parsed = urlparse(url)
+    if "@" not in parsed.netloc:
+        return url
+    return parsed._replace(netloc="***@" + parsed.netloc.rsplit("@", 1)[1]).geturl()
 
 
 # ---- 每个变量的解析与校验 ----
@@ -152,7 +165,7 @@ def _integer(variable: str, value: str | int | None) -> int | None:
     return number
 
 
-def _faults(value: str | None) -> tuple[str, ...]:
+def _faults(value: str | None, *, variable: str = "OFFLINE_LLM_FAULTS") -> tuple[str, ...]:
     from shared.offline_llm.faults import FAULT_MODES   # 故障模式由离线模型自己登记
 
     if not value:
@@ -161,7 +174,7 @@ def _faults(value: str | None) -> tuple[str, ...]:
     unknown = [n for n in names if n not in FAULT_MODES]
     if unknown:
         known = ", ".join(FAULT_MODES) or "（暂无）"
-        raise ConfigError("OFFLINE_LLM_FAULTS", ERR_FAULT.format(unknown=", ".join(unknown), known=known))
+        raise ConfigError(variable, ERR_FAULT.format(variable=variable, unknown=", ".join(unknown), known=known))
     return names
 
 
@@ -176,10 +189,11 @@ def _clock(value: str | None) -> str | None:
     return value
 
 
+# 命令行参数覆盖变量时，用同样的检查，但错误信息点名用户真正写下的那个参数
 _OVERRIDE_CHECKS = {
-    "temperature": lambda v: _number("LLM_TEMPERATURE", v, 0.0, low=0, high=2),
+    "temperature": lambda v: _number("--temperature", v, 0.0, low=0, high=2),
     "timeout": lambda v: _number("LLM_TIMEOUT", v, 60.0, low=0.001, high=3600),
-    "offline_faults": lambda v: _faults(",".join(v)) if not isinstance(v, str) else _faults(v),
+    "offline_faults": lambda v: _faults(v if isinstance(v, str) else ",".join(v), variable="--faults"),
 }
 
 

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# hardened_loop 自己定义它的修复；它只依赖 openai SDK 和 shared，import 它不会加载任何框架
+from stage3_pure_loop.hardened_loop import FIXES as HARDENED_FIXES
+
 FUNCTION_CALLING, JSON_PROTOCOL = "function_calling", "json"
 ERR_UNKNOWN = "未知实现 {name!r}；可用: {known}"
 
@@ -42,7 +45,7 @@ IMPLEMENTATIONS: dict[str, Implementation] = {impl.name: impl for impl in (
                    protocol=JSON_PROTOCOL, step_limit="for iteration in range(MAX_ITER) 循环结束"),
     Implementation("hardened_loop", "stage3_pure_loop.hardened_loop", "零框架 + 五个翻车现场的修复",
                    protocol=JSON_PROTOCOL, step_limit="for iteration in range(MAX_ITER) 循环结束",
-                   fixes=("extract", "repeat", "window", "unknown_tool", "validate")),
+                   fixes=HARDENED_FIXES),
 )}
 
 

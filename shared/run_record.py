@@ -18,7 +18,6 @@ import re
 from dataclasses import asdict, dataclass, field
 
 ANSWERED, MAX_STEPS, ERROR, STOPPED = "answered", "max_steps", "error", "stopped"
-STATUSES = (ANSWERED, MAX_STEPS, ERROR, STOPPED)
 
 # create_react_agent 的步数守卫：剩余步数不够再走一轮工具时，它不抛异常，
 # 而是用这句话替换模型的回复（langgraph/prebuilt/chat_agent_executor.py）。

@@ -8,7 +8,8 @@
 文章概念 → 本文件：
     ReAct 循环（思考→行动→观察）  <==>  create_react_agent 内部的预置图
     工具 schema 下发给模型        <==>  它内部的 llm.bind_tools(TOOLS)
-    执行工具                      <==>  它内部的 ToolNode(TOOLS)
+    执行工具                      <==>  ToolNode(TOOLS, ...)（prebuilt 本来会自己建一个；这里显式
+                                          传入一个配置过错误处理的，见 build_agent）
     recursion_limit（文章: 默认 25）<==>  config={"recursion_limit": recursion_limit_for(max_steps)}
     app.invoke({"messages": ...}) <==>  run_agent(user_input)
 

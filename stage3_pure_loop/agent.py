@@ -20,10 +20,12 @@ agent 的核心，其实就这么十几行。
 和文章原文的两处不同，都是为了三个阶段可比：
 - 模型不再是模块级全局变量，而是参数 llm（同一个 ChatOpenAI，离线或真实端点都一样）；
 - 内层 try/except 抽成了 shared/tools.py 的 execute_tool_call（第 2 阶段的 tools 节点
-  调用的也是它），错误文本全仓库只有一种格式。它的全部内容就是文章里那几行：
+  调用的也是它），错误文本全仓库只有一种格式。它等价于文章里这几行：
       try:    output = TOOL_MAP[tc["name"]].invoke(tc["args"])
       except Exception as e:  output = f"工具执行出错: {e}"
       messages.append(ToolMessage(content=str(output), tool_call_id=tc["id"], name=tc["name"]))
+  只多了统一的错误文案：未知工具会列出真实工具，参数不对会说哪个参数不对
+  （文章原样会得到一个 KeyError: 'send_email'）。
 
 本文件不包含：记忆、流式输出、并发执行工具、重试与超时（见第二篇的"从 Demo 到生产"）。
 """

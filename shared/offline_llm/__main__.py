@@ -14,6 +14,7 @@ import argparse
 import sys
 import threading
 
+from shared.arguments import OneLineParser
 from shared.config import load_settings_or_exit
 from shared.offline_llm.server import OfflineServer
 
@@ -27,14 +28,6 @@ ERR_PORT = "--port 应是 0 到 65535 之间的整数，收到 {value!r}"
 ERR_BIND = "无法在 {host}:{port} 上启动: {reason}"
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    """argparse prints usage *and* the error; CONTRACT.md wants one line and exit 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def _port(value: str) -> int:
     try:
         port = int(value)
@@ -46,7 +39,7 @@ def _port(value: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _OneLineParser(prog="python -m shared.offline_llm",
+    parser = OneLineParser(prog="python -m shared.offline_llm",
                             description="The embedded offline model as an OpenAI-compatible server.")
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
