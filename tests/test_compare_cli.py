@@ -15,17 +15,15 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from compare.__main__ import DEFAULT_CLOCK, main
 from compare.suite import load_suite
+from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT
 from shared.implementations import IMPLEMENTATIONS, JSON_PROTOCOL
 from tests.compare_support import STAGES, run_compare
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTICLE = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
 TWO_CITIES = "北京和上海的天气怎么样？"
 DIVIDE_BY_ZERO = "帮我算一下 100 / 0"
 JSON_LOOPS = [name for name, impl in IMPLEMENTATIONS.items() if impl.protocol == JSON_PROTOCOL]
@@ -68,7 +66,7 @@ def test_a_json_protocol_loop_joins_the_comparison(offline, capsys, json_loop):
      {"round": 1, "call": 1, "field": "args.city", "expected": "北京", "actual": "上海"}),
     ("english_errors", ["--prompt", DIVIDE_BY_ZERO], "diverged",
      {"round": 1, "call": 1, "field": "result", "expected": "工具执行出错: 除数不能为零"}),
-    ("early_stop", ["--prompt", ARTICLE, "--max-steps", "4"], "diverged",
+    ("early_stop", ["--prompt", ARTICLE_QUESTION, "--max-steps", "4"], "diverged",
      {"field": "status", "expected": "answered", "actual": "max_steps"}),
 ])
 def test_a_deliberately_different_implementation_is_caught(offline, capsys, variants, variant, argv, verdict, first):
@@ -91,7 +89,7 @@ def test_a_different_tool_error_text_shows_in_the_requests_too(offline, capsys, 
 
 
 def test_each_implementation_names_where_its_step_budget_stopped_it(offline, capsys):
-    _, data = run_compare(capsys, offline, "--impl", *STAGES, "--prompt", ARTICLE, "--max-steps", "2")
+    _, data = run_compare(capsys, offline, "--impl", *STAGES, "--prompt", ARTICLE_QUESTION, "--max-steps", "2")
     stops = {r["impl"]: r["stopped_at"] for r in data["results"]}
     assert {r["status"] for r in data["results"]} == {"max_steps"}
     assert all(stops.values()) and len(set(stops.values())) == len(STAGES)   # 三种停法，各自写明
@@ -99,7 +97,7 @@ def test_each_implementation_names_where_its_step_budget_stopped_it(offline, cap
 
 
 def test_the_300_guess_is_flagged_above_temperature_0_and_the_serial_chain_is_not(offline, capsys):
-    _, data = run_compare(capsys, offline, "--impl", "prebuilt", "pure_loop", "--prompt", ARTICLE,
+    _, data = run_compare(capsys, offline, "--impl", "prebuilt", "pure_loop", "--prompt", ARTICLE_QUESTION,
                           "--temperature", "0", "0.7", "--runs", "3")
     flagged = [r for r in data["results"] if r["flags"]]
     assert flagged, "no seed chose the parallel strategy"
@@ -113,9 +111,21 @@ def test_the_300_guess_is_flagged_above_temperature_0_and_the_serial_chain_is_no
     assert set(hot["mechanism"]["*"].values()) == {"equivalent"}  # 同一 seed 下两个实现一致：差异来自采样
 
 
+def test_serial_keeps_every_round_to_one_call_above_temperature_0(offline, capsys, tmp_path):
+    argv = ["--impl", *STAGES, "--prompt", ARTICLE_QUESTION, "--temperature", "0.7", "--runs", "3"]
+    _, free = run_compare(capsys, tmp_path / "free", *argv)
+    assert any(len(round_) > 1 for r in free["results"] for round_ in r["rounds"]), \
+        "without --serial no run went parallel: raise --runs"
+    code, data = run_compare(capsys, offline, *argv, "--serial")
+    assert len(data["results"]) == 3 * len(STAGES)
+    assert all(len(round_) == 1 for r in data["results"] for round_ in r["rounds"])
+    assert all(r["rounds"] == ARTICLE_ROUNDS and not r["flags"] for r in data["results"])
+    assert code == 0
+
+
 def test_a_recorded_cassette_replays_identically_through_every_stage(offline, capsys, tmp_path):
     cassette = tmp_path / "cassette.json"
-    prompts = ["--prompt", ARTICLE, "--prompt", DIVIDE_BY_ZERO, "--temperature", "0", "0.7"]
+    prompts = ["--prompt", ARTICLE_QUESTION, "--prompt", DIVIDE_BY_ZERO, "--temperature", "0", "0.7"]
     _, recorded = run_compare(capsys, offline, "--impl", "pure_loop", *prompts, "--record", str(cassette))
     assert "interactions" in json.loads(cassette.read_text(encoding="utf-8"))
     code, replayed = run_compare(capsys, tmp_path / "replay", "--impl", *STAGES, *prompts, "--replay", str(cassette))

@@ -14,18 +14,16 @@ from compare.render_markdown import mermaid_text, render_markdown
 from compare.render_text import print_report
 from compare.report import build_report, write_reports
 from compare.suite import SuitePrompt, parse_suite
+from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS
 from shared.run_record import MAX_STEPS, RunRecord, guessed_argument_flags
 
-PROMPT = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
 EVIL = "<script>alert('x')</script> | 行1\n行2 ; # %"
-TIME = {"name": "get_current_time", "args": {}, "result": "2026-11-30 18:04:51"}
-PRICE = {"name": "get_stock_price", "args": {"symbol": "腾讯"}, "result": "腾讯（0700.HK）当前股价：385.6 港元"}
-GOOD_CALC = {"name": "calculate", "args": {"expression": "385.6 * 100"}, "result": "38560.0"}
+(TIME,), (PRICE,), (GOOD_CALC,) = ARTICLE_ROUNDS        # 文章串行链的三个调用
 GUESS_CALC = {"name": "calculate", "args": {"expression": "300 * 100"}, "result": "30000"}
 PROTOCOLS = {"prebuilt": "function_calling", "stategraph": "function_calling", "pure_loop": "function_calling"}
 
 
-def record(impl: str, rounds, *, run: int = 0, temperature: float = 0.0, prompt: str = PROMPT,
+def record(impl: str, rounds, *, run: int = 0, temperature: float = 0.0, prompt: str = ARTICLE_QUESTION,
            answer: str | None = "市值 38,560 港元", status: str = "answered", **extra) -> RunRecord:
     made = RunRecord(impl=impl, prompt=prompt, temperature=temperature, run=run, status=status,
                      rounds=rounds, answer=answer, **extra)
@@ -35,7 +33,7 @@ def record(impl: str, rounds, *, run: int = 0, temperature: float = 0.0, prompt:
 
 SERIAL = [[TIME], [PRICE], [GOOD_CALC]]
 PARALLEL = [[TIME, PRICE, GUESS_CALC]]
-SUITE = parse_suite({"prompts": [{"id": "article", "prompt": PROMPT, "expect": {"match": "strict", "rounds": [
+SUITE = parse_suite({"prompts": [{"id": "article", "prompt": ARTICLE_QUESTION, "expect": {"match": "strict", "rounds": [
     [{"name": "get_current_time"}], [{"name": "get_stock_price", "args": {"symbol": "腾讯"}}],
     [{"name": "calculate", "args": {"expression": "100 * 385.6"}}]]}, "answer_contains": ["38,560"]}]})
 

@@ -7,8 +7,7 @@ import re
 import pytest
 
 from compare.suite import DEFAULT_SUITE, SuiteError, load_suite, parse_suite
-
-ARTICLE_QUESTION = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
+from conftest import ARTICLE_QUESTION
 
 
 def test_default_suite_has_the_required_kinds_of_prompt():

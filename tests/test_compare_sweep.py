@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+import compare.__main__ as compare_main
 import compare.sweep as sweep
 from compare.__main__ import main
 from shared.runner import RunOptions
@@ -52,6 +53,43 @@ def test_every_run_is_appended_and_a_crash_is_one_error_record(tmp_path):
     assert records[0].answer == "seed=0" and records[2].answer == "seed=1"
     rows = lines(results.path)
     assert rows[0] == {"sweep": HEADER} and len(rows) == 1 + len(jobs)
+
+
+def test_concurrent_runs_are_in_flight_together(tmp_path):
+    # 每个运行都要等"另一个也开始了"才肯结束：串行的 sweep 会在这里等到 barrier 超时
+    barrier = threading.Barrier(2, timeout=5)
+
+    def waits_for_the_other(impl, prompt, endpoint, options):
+        barrier.wait()
+        return fake_run(impl, prompt, endpoint, options)
+
+    results = ResultsFile(tmp_path / "runs.jsonl")
+    results.start(HEADER, resume=False)
+    records = run_sweep(plan_jobs([A, B], ["p"], [0.0], 1), None, results=results, concurrency=2,
+                        run=waits_for_the_other)
+    assert [r.error for r in records] == [None, None]          # 串行时：BrokenBarrierError 的 error 记录
+    assert [r.impl for r in records] == ["a", "b"]
+
+
+def test_the_concurrency_flag_reaches_the_sweep(offline, monkeypatch, capsys):
+    barrier, asked = threading.Barrier(2, timeout=5), []
+    real_run_once, real_run_sweep = sweep.run_once, compare_main.run_sweep
+
+    def waits_for_the_other(*args):
+        barrier.wait()
+        return real_run_once(*args)
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs["concurrency"])
+        return real_run_sweep(*args, **kwargs)
+
+    monkeypatch.setattr(sweep, "run_once", waits_for_the_other)
+    monkeypatch.setattr(compare_main, "run_sweep", spy)
+    assert main(["--impl", "pure_loop", "json_loop", "--prompt", "你好！", "--concurrency", "3",
+                 "--out", str(offline), "--json"]) == 0
+    assert asked == [3]                                        # 不是默认的 4
+    data = json.loads(capsys.readouterr().out)
+    assert [r["status"] for r in data["results"]] == ["answered", "answered"]     # 两个运行确实同时在跑
 
 
 def test_an_interrupted_sweep_keeps_what_finished_and_resume_runs_the_rest_once(tmp_path):

@@ -2,15 +2,14 @@
 runs; the script and the README agree."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from compare import failure_modes
 from compare.failure_modes import BEGIN, END, FAULT_OF_FIX, MarkersMissing, current_block, replace_block
+from conftest import ROOT
 from shared.offline_llm.faults import FAULT_MODES
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = ROOT / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +19,7 @@ def table() -> str:
 
 def test_the_readme_shows_the_table_the_runs_give(table):
     text = README.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        pytest.skip(f"README.md has no {BEGIN} … {END} block yet (the lead adds the markers)")
+    assert BEGIN in text and END in text, f"README.md has lost its {BEGIN} … {END} block"
     assert current_block(text) == table, "run: python -m compare.failure_modes --write README.md"
 
 

@@ -4,22 +4,20 @@ switching the matching fix off brings the failure back."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from openai import BadRequestError, OpenAI
 
 from compare.failure_modes import FAULT_OF_FIX
-from conftest import ARTICLE_QUESTION, Agent, run_cli
+from conftest import ARTICLE_QUESTION, ROOT, Agent, run_cli
 from shared.config import ConfigError, load_settings
 from shared.implementations import IMPLEMENTATIONS
 from shared.offline_llm import OfflineServer
 from shared.offline_llm.faults import FAULT_MODES, GARBLED, HALLUCINATIONS, LONG_CONTEXT_LIMIT
 from shared.run_record import ANSWERED, ERROR, MAX_STEPS, STOPPED
-from stage3_pure_loop import json_loop
+from stage3_pure_loop import hardened_loop, json_loop
 from stage3_pure_loop.json_extract import extract_tool_call
 
-ROOT = Path(__file__).resolve().parent.parent
 NAIVE = Agent(IMPLEMENTATIONS["json_loop"])
 HARDENED = Agent(IMPLEMENTATIONS["hardened_loop"])
 PURE_LOOP = Agent(IMPLEMENTATIONS["pure_loop"])
@@ -39,8 +37,12 @@ def _replies(record) -> list[str]:
 # ---- configuration ----
 
 def test_the_six_modes_of_issue_4_are_implemented():
-    assert FAULT_MODES == ("chatty", "bad_json", "loop", "hallucinate", "garbled", "long")
+    assert {"chatty", "bad_json", "loop", "hallucinate", "garbled", "long"} <= set(FAULT_MODES)
     assert set(FAULT_OF_FIX.values()) <= set(FAULT_MODES)
+
+
+def test_every_fix_of_the_hardened_loop_has_the_fault_it_answers():
+    assert set(FAULT_OF_FIX) == set(hardened_loop.FIXES)
 
 
 def test_unknown_modes_are_a_configuration_error():

@@ -6,11 +6,10 @@ modes of the offline model are exercised against both loops in ``test_faults.py`
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from conftest import ARTICLE_QUESTION, Agent, run_cli
+from conftest import ARTICLE_QUESTION, ROOT, Agent, run_cli
 from scripted import ScriptedBrain, answer, call
 from shared.implementations import IMPLEMENTATIONS
 from shared.offline_llm.decision import Decision
@@ -18,7 +17,6 @@ from shared.run_record import ANSWERED, ERROR, MAX_STEPS, STOPPED
 from stage3_pure_loop import hardened_loop
 from stage3_pure_loop.context_window import count_message_tokens
 
-ROOT = Path(__file__).resolve().parent.parent
 HARDENED = Agent(IMPLEMENTATIONS["hardened_loop"])
 NAIVE = Agent(IMPLEMENTATIONS["json_loop"])
 
@@ -183,10 +181,6 @@ def test_a_dangerous_tool_needs_approval(monkeypatch):
                            approve=lambda name, args: asked.append((name, args)) or True)
     assert approved.rounds[0][0]["result"] == "2"
     assert asked == [("calculate", {"expression": "1+1"})]
-
-
-def test_no_tool_is_dangerous_yet():
-    assert hardened_loop.DANGEROUS_TOOLS == frozenset()
 
 
 # ---- 开关本身 ----

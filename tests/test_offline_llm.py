@@ -12,13 +12,13 @@ import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from openai import OpenAI
 
+from conftest import ARTICLE_QUESTION
 from shared.offline_llm import CAPABILITY_SENTENCE, OfflineServer, PolicyBrain
 from shared.offline_llm.__main__ import main as offline_main
 from shared.prompts import SYSTEM_PROMPT
 from shared.tool_functions import FUNCTIONS, clock_fixed_at, run_tool
 from shared.tools import TOOLS
 
-ARTICLE_QUESTION = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
 CLOCK = "2025-06-01T10:30:00"
 NOW = "2025-06-01 10:30:00"
 SCHEMAS = [convert_to_openai_tool(t) for t in TOOLS]

@@ -1,6 +1,7 @@
 """Every scenario runs through every implementation (the ``agent`` fixture in conftest.py)."""
 from __future__ import annotations
 
+import json
 import warnings
 
 import pytest
@@ -12,7 +13,10 @@ from shared.implementations import IMPLEMENTATIONS
 from shared.offline_llm import CAPABILITY_SENTENCE
 from shared.run_record import ANSWERED, ERROR, MAX_STEPS
 
-
+STAGES = ["stage1_prebuilt", "stage2_stategraph", "stage3_pure_loop"]
+STAGE_COMMANDS = [*STAGES, "stage3_pure_loop.json_loop", "stage3_pure_loop.hardened_loop"]
+# OFFLINE_LLM_SEED=0：温度 1 时离线模型对文章的问题选了"一轮并行"（下面的测试会先确认这一点）
+PARALLEL_SEED = {"OFFLINE_LLM_SEED": "0"}
 
 def test_the_articles_trace(agent):
     record = agent(ARTICLE_QUESTION)
@@ -137,6 +141,33 @@ def test_stage_command_prints_the_articles_trace(stage):
     assert done.returncode == 0, done.stderr
     assert "[7] 🤖 AI 调用工具: calculate({'expression': '385.6 * 100'})" in done.stdout
     assert "[9] 🤖 AI 回答: " in done.stdout and "38,560 港元" in done.stdout
+
+
+def _record(done) -> dict:
+    assert done.stdout.count("\n") == 1, done.stdout + done.stderr       # --json：stdout 只有一行运行记录
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_the_serial_flag_gives_one_call_per_round(stage):
+    argv = [stage, "-q", ARTICLE_QUESTION, "--temperature", "1", "--json"]
+    free = _record(run_cli(*argv, env=PARALLEL_SEED))
+    assert any(len(round_) > 1 for round_ in free["rounds"]), \
+        f"{PARALLEL_SEED} no longer goes parallel at temperature 1: pick a seed that does"
+    done = run_cli(*argv, "--serial", env=PARALLEL_SEED)
+    assert done.returncode == 0, done.stderr
+    serial = _record(done)
+    assert all(len(round_) == 1 for round_ in serial["rounds"]), serial["rounds"]
+    assert serial["rounds"] == ARTICLE_ROUNDS and serial["flags"] == []
+
+
+@pytest.mark.parametrize("stage", STAGE_COMMANDS)
+def test_the_max_steps_flag_ends_the_run_with_exit_1(stage):
+    done = run_cli(stage, "-q", ARTICLE_QUESTION, "--max-steps", "2", "--json")
+    record = _record(done)
+    assert done.returncode == 1
+    assert record["status"] == MAX_STEPS and record["llm_calls"] == 2 and record["answer"] is None
+    assert record["stopped_at"]
 
 
 def test_the_repl_reads_until_quit():
