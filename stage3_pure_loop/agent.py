@@ -25,7 +25,7 @@ agent 的核心，其实就这么十几行。
       except Exception as e:  output = f"工具执行出错: {e}"
       messages.append(ToolMessage(content=str(output), tool_call_id=tc["id"], name=tc["name"]))
   只多了统一的错误文案：未知工具会列出真实工具，参数不对会说哪个参数不对
-  （文章原样会得到一个 KeyError: 'send_email'）。
+  （文章原样捕获的是 KeyError，模型只会看到一句 "工具执行出错: 'send_email'"）。
 
 本文件不包含：记忆、流式输出、并发执行工具、重试与超时（见第二篇的"从 Demo 到生产"）。
 """
