@@ -1,4 +1,4 @@
-"""compare：同一批问题跑过每一个实现，逐轮对比 trace（issue 3）。
+"""compare：同一批问题跑过每一个实现，逐轮对比 trace。
 
 Same prompts through every implementation, traces diffed: this package proves the
 article's claim (same mechanism, same trace at temperature 0) and separates the two

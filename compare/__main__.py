@@ -1,6 +1,6 @@
 """``python -m compare``：同一批问题跑过每个实现，逐题给出判定，并写出报告。
 
-The command line of CONTRACT.md ("compare"), plus ``--max-steps``:
+The command line the README documents ("compare"), plus ``--max-steps``:
 
     python -m compare [--impl NAME ...] [--prompt TEXT ...] [--suite FILE] [--temperature T ...]
                       [--runs N] [--concurrency N] [--serial] [--faults LIST] [--max-steps N]
@@ -34,12 +34,12 @@ from compare.render_text import print_report, progress_bar
 from compare.report import Report, build_report, write_reports
 from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
-from shared.arguments import OneLineParser, positive_int
-from shared.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
-from shared.endpoint import open_endpoint
-from shared.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
-from shared.run_record import ERROR, RunRecord
-from shared.runner import RunOptions
+from shared.harness.arguments import OneLineParser, positive_int
+from shared.harness.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
+from shared.harness.endpoint import open_endpoint
+from compare.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
+from shared.harness.run_record import RunRecord, Status
+from shared.harness.runner import RunOptions
 
 # 不固定"现在"，几个实现在不同的秒里查时间，trace 必然"不同"——那是时钟的差异，不是机制的
 # 差异。用户没设 AGENT_CLOCK 时，compare 用这个固定时刻（报告里会写明）。
@@ -48,7 +48,7 @@ DEFAULT_OUT = Path("reports")
 INTERRUPTED_STATUS = 130
 
 PROG = "python -m compare"
-DESCRIPTION = "同一批问题跑过每个实现，逐轮对比 trace（见 CONTRACT.md 的 compare 一节）"
+DESCRIPTION = "同一批问题跑过每个实现，逐轮对比 trace（见 README 的 compare 一节）"
 ERR_USAGE = "{prog}: 错误: {message}"
 ERR_TEMPERATURE = "--temperature 应是 0 到 2 之间的数，收到 {value!r}"
 ERR_BOTH_SOURCES = "--prompt 与 --suite 只能二选一（--prompt 会取代题库）"
@@ -218,7 +218,7 @@ def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str],
                 cassette.protocols.add(protocols[record.impl])
         cassette.save(args.record, secret=settings.api_key)
         lines.append(MSG_CASSETTE.format(path=args.record, n=len(cassette.interactions)))
-    if records and all(r.status == ERROR for r in records):
+    if records and all(r.status == Status.ERROR for r in records):
         lines.append(MSG_ALL_ERRORS.format(n=len(records), error=records[0].error))
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False))

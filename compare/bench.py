@@ -1,6 +1,6 @@
 """基准：每个实现跑一次要花多少（成本表），以及 compare 的并发 sweep 离理论最快还差多少（--harness）。
 
-``python -m compare.bench [--quick] [--harness] [--json]`` (CONTRACT.md, "Benchmark"), plus
+``python -m compare.bench [--quick] [--harness] [--json]`` (see the README, "成本"), plus
 ``--repeat N`` (cost table), ``--latency-ms MS`` and ``--concurrency N`` (harness).
 
 Always the embedded offline model (``load_settings(env={}, dotenv=None)``, like
@@ -10,7 +10,7 @@ measured is the agent code and its framework, not a remote GPU.
 
 **The cost table** (default). Every implementation runs every suite prompt, ``--repeat``
 times (5; ``--quick``: 1), one run after another, at temperature 0 with the clock fixed
-(:data:`shared.config.REPRODUCIBLE_CLOCK`), in the order of :func:`compare.sweep.plan_jobs`
+(:data:`shared.harness.config.REPRODUCIBLE_CLOCK`), in the order of :func:`compare.sweep.plan_jobs`
 (implementations innermost, so a slow minute of the machine hits all of them alike). Per
 implementation: runs, runs answered, median and p90 of ``record.seconds`` (the wall time of
 one run), the mean model calls and the mean prompt / completion tokens (counted by the
@@ -65,12 +65,12 @@ from pathlib import Path
 
 from compare.suite import load_suite
 from compare.sweep import RESULTS_FILE, ResultsFile, plan_jobs, run_sweep
-from shared.arguments import OneLineParser, positive_int
-from shared.config import REPRODUCIBLE_CLOCK, load_settings
-from shared.endpoint import open_endpoint
-from shared.implementations import FUNCTION_CALLING, IMPLEMENTATIONS, JSON_PROTOCOL, Implementation
-from shared.run_record import ANSWERED, RunRecord
-from shared.runner import RunOptions, run_once
+from shared.harness.arguments import OneLineParser, positive_int
+from shared.harness.config import REPRODUCIBLE_CLOCK, load_settings
+from shared.harness.endpoint import open_endpoint
+from compare.implementations import IMPLEMENTATIONS, Implementation, Protocol
+from shared.harness.run_record import RunRecord, Status
+from shared.harness.runner import RunOptions, run_once
 
 PROG = "python -m compare.bench"
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,9 +87,9 @@ TEMPERATURE = 0.0
 INTERRUPTED_STATUS = 130
 BASE_OPTIONS = RunOptions(temperature=TEMPERATURE, max_steps=MAX_STEPS, clock=REPRODUCIBLE_CLOCK)
 
-# 一次运行离不开的客户端库：LangChain 三层在第一次运行时才 import langchain_openai（shared.endpoint 延迟导入），
+# 一次运行离不开的客户端库：LangChain 三层在第一次运行时才 import langchain_openai（shared.harness.endpoint 延迟导入），
 # 零框架的循环只要 openai SDK。不把它算进 import 时间，"框架多贵"就少算了一大块
-CLIENT_MODULE = {FUNCTION_CALLING: "langchain_openai", JSON_PROTOCOL: "openai"}
+CLIENT_MODULE = {Protocol.FUNCTION_CALLING: "langchain_openai", Protocol.JSON: "openai"}
 IMPORT_SNIPPET = "import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
 
 COST_TITLE = ("成本表：{impls} 个实现 × {prompts} 道题 × {repeat} 次，内置离线模型，temperature 0，时钟固定，"
@@ -174,7 +174,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def not_answered(records: list[RunRecord]) -> str | None:
     """One line about the runs that did not answer, or None when all did."""
-    bad = [r for r in records if r.status != ANSWERED]
+    bad = [r for r in records if r.status != Status.ANSWERED]
     if not bad:
         return None
     first = bad[0]
@@ -219,7 +219,7 @@ def run_cost(prompts: list[str], repeat: int) -> tuple[list[CostRow], list[RunRe
 def cost_row(impl: str, records: list[RunRecord], import_seconds: float) -> CostRow:
     seconds = [r.seconds for r in records]
     return CostRow(
-        impl=impl, runs=len(records), answered=sum(r.status == ANSWERED for r in records),
+        impl=impl, runs=len(records), answered=sum(r.status == Status.ANSWERED for r in records),
         median_seconds=round(statistics.median(seconds), 4),
         p90_seconds=round(percentile(seconds, PERCENTILE), 4),
         mean_llm_calls=round(statistics.mean(r.llm_calls for r in records), 2),
@@ -284,7 +284,7 @@ def harness_result(records: list[RunRecord], *, prompts: int, latency_ms: int, c
              "seconds": r.seconds, "bound_seconds": round(b, 4)} for r, b in zip(records, bounds)]
     return HarnessResult(
         latency_ms=latency_ms, concurrency=concurrency, prompts=prompts, jobs=len(records),
-        answered=sum(r.status == ANSWERED for r in records), llm_calls=sum(r.llm_calls for r in records),
+        answered=sum(r.status == Status.ANSWERED for r in records), llm_calls=sum(r.llm_calls for r in records),
         measured_seconds=round(measured, 4), sequential_seconds=round(sequential, 4),
         bound_seconds=round(bound, 4),
         # 下界为 0（没有一次模型调用）时比值没有意义：记成 0，让人一眼看出不对

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compare.wire import canonical_message, canonical_number, rename_ids
+from shared.harness.text import shorten
 
 CASSETTE_FORMAT = "react-agent-from-scratch/cassette/1"
 CASSETTE_ABOUT = ("compare 录制的模型回答：request 是规整后的请求（工具调用 id 已按出现顺序重命名），"
@@ -85,7 +86,7 @@ class Cassette:
         self.interactions.setdefault(key_hash(key), {"request": key, "response": response})
 
     def add_exchanges(self, exchanges: list[dict]) -> int:
-        """Record a run's successful exchanges (its :class:`~shared.meter.ExchangeLog`); returns how many."""
+        """Record a run's successful exchanges (its :class:`~shared.harness.meter.ExchangeLog`); returns how many."""
         added = 0
         for exchange in exchanges:
             request, response = exchange.get("request"), exchange.get("response")
@@ -171,4 +172,4 @@ def _preview(message: dict) -> str:
 
 def _short(value) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS - 1] + "…"
+    return shorten(text, PREVIEW_CHARS)

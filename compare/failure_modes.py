@@ -1,4 +1,4 @@
-"""README 里"翻车现场"那张表：每种故障 × 天真版 / 加固版，真跑一遍得出来的。
+"""README 里"翻车现场"那张表（每种故障 × 天真版 / 加固版，真跑一遍得出来的）和两个循环的 diff。
 
 ``python -m compare.failure_modes [--write README.md] [--check README.md]``
 
@@ -6,7 +6,7 @@ Every fault mode of the offline model (``OFFLINE_LLM_FAULTS``) is run against th
 article's 50-line loop (``json_loop``) and the hardened one (``hardened_loop``) on the
 article's question; then, for each fix, the hardened loop with *that* fix switched off
 (``--no-fix NAME``) under the fault it exists for. Every run is the real thing: the
-embedded server with the fault switched on, ``shared.runner.run_once``, the same run
+embedded server with the fault switched on, ``shared.harness.runner.run_once``, the same run
 record as everywhere else. Temperature 0 and a fixed ``AGENT_CLOCK`` make the table
 deterministic, so a test can regenerate it and compare it with the README.
 
@@ -14,25 +14,34 @@ deterministic, so a test can regenerate it and compare it with the README.
 - ``--write FILE``: replace the block between the two markers in FILE;
 - ``--check FILE``: exit 1 if FILE's block is not what the runs give now.
 
+The second block is ``diff -u`` of ``json_loop.run_agent`` and ``hardened_loop.run_agent``:
+the hardened loop is the naive loop's three steps with each fix one named call, so the
+diff is the list of fixes.
+
 Left out: real endpoints (the faults are the offline model's), several runs or
 temperatures (that is ``python -m compare``).
 """
 from __future__ import annotations
 
+import difflib
+import inspect
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from compare.implementations import IMPLEMENTATIONS
 from compare.suite import load_suite
-from shared.arguments import OneLineParser
-from shared.config import REPRODUCIBLE_CLOCK, load_settings
-from shared.endpoint import open_endpoint
+from shared.harness.arguments import OneLineParser
+from shared.harness.config import REPRODUCIBLE_CLOCK, load_settings
+from shared.harness.endpoint import open_endpoint
 from shared.offline_llm.faults import FAULT_MODES
-from shared.run_record import ANSWERED, ERROR, STOPPED, RunRecord
-from shared.runner import RunOptions, run_once
+from shared.harness.run_record import RunRecord, Status
+from shared.harness.runner import RunOptions, run_once
+from shared.harness.text import shorten
 
 BEGIN, END = "<!-- failure-modes:begin -->", "<!-- failure-modes:end -->"
+DIFF_BEGIN, DIFF_END = "<!-- fixes-diff:begin -->", "<!-- fixes-diff:end -->"
 MAX_STEPS = 10
 IMPLS = ("json_loop", "hardened_loop")
 NO_FAULT = "（无）"
@@ -91,7 +100,7 @@ def run_one(impl: str, prompt: str, fault: str, *, disabled: frozenset[str] = fr
     # env={}、不读 .env：这张表永远是离线模型的表，与读者配置的真实端点无关
     settings = load_settings(env={}, dotenv=None, offline_faults=faults)
     with open_endpoint(settings) as endpoint:
-        return run_once(impl, prompt, endpoint,
+        return run_once(IMPLEMENTATIONS[impl], prompt, endpoint,
                         RunOptions(temperature=0.0, max_steps=MAX_STEPS, disabled_fixes=disabled,
                                    clock=REPRODUCIBLE_CLOCK))
 
@@ -109,37 +118,73 @@ def render(runs: list[Run], expected: tuple[str, ...]) -> str:
 
 def is_correct(record: RunRecord, expected: tuple[str, ...]) -> bool:
     """Answered, and the answer says what the article's answer says (38,560)."""
-    return record.status == ANSWERED and all(text in (record.answer or "") for text in expected)
+    return record.status == Status.ANSWERED and all(text in (record.answer or "") for text in expected)
 
 
 def ending(record: RunRecord) -> str:
     """How the run ended, in a few words: the answer's start, the guard, the error code."""
-    if record.status == ANSWERED:
+    if record.status == Status.ANSWERED:
         text = " ".join((record.answer or "").split())
-        shown = text[:EXCERPT_CHARS] + ("…" if len(text) > EXCERPT_CHARS else "")
+        shown = shorten(text, EXCERPT_CHARS + 1)
         return f"答：「{shown}」" if text else "答：（空）"
-    if record.status == STOPPED:
+    if record.status == Status.STOPPED:
         return record.stopped_at or record.error or ""
-    if record.status == ERROR:
+    if record.status == Status.ERROR:
         # openai SDK 的错误文本："BadRequestError: Error code: 400 - <服务器的 message>"
         http = re.search(r"Error code: (\d+) - (.*)", record.error or "")
         text = f"HTTP {http.group(1)}：{http.group(2)}" if http else (record.error or "")
-        return text[:2 * EXCERPT_CHARS] + ("…" if len(text) > 2 * EXCERPT_CHARS else "")
+        return shorten(text, 2 * EXCERPT_CHARS + 1)
     return f"用完 {MAX_STEPS} 步"
 
 
-def replace_block(text: str, table: str, *, path: str = "README.md") -> str:
-    begin, end = text.find(BEGIN), text.find(END)
+def replace_block(text: str, table: str, *, path: str = "README.md", markers: tuple[str, str] = (BEGIN, END)) -> str:
+    first, last = markers
+    begin, end = text.find(first), text.find(last)
     if begin < 0 or end < begin:
-        raise MarkersMissing(ERR_MARKERS.format(path=path, begin=BEGIN, end=END))
-    return text[:begin + len(BEGIN)] + "\n" + table + "\n" + text[end:]
+        raise MarkersMissing(ERR_MARKERS.format(path=path, begin=first, end=last))
+    return text[:begin + len(first)] + "\n" + table + "\n" + text[end:]
 
 
-def current_block(text: str, *, path: str = "README.md") -> str:
-    begin, end = text.find(BEGIN), text.find(END)
+def current_block(text: str, *, path: str = "README.md", markers: tuple[str, str] = (BEGIN, END)) -> str:
+    first, last = markers
+    begin, end = text.find(first), text.find(last)
     if begin < 0 or end < begin:
-        raise MarkersMissing(ERR_MARKERS.format(path=path, begin=BEGIN, end=END))
-    return text[begin + len(BEGIN):end].strip("\n")
+        raise MarkersMissing(ERR_MARKERS.format(path=path, begin=first, end=last))
+    return text[begin + len(first):end].strip("\n")
+
+
+def build_fix_diff() -> str:
+    """``diff -u -w`` of the two loops' ``run_agent``: the lines the hardened loop adds are the fixes.
+
+    White space is ignored when lines are matched (as ``git diff -w`` does): the hardened
+    loop sits one level deeper, inside the ``try`` that turns a guard into status "stopped".
+    Whole-line comments are left out of both sides: the naive loop explains the article's
+    code in them, and they are not code the fixes change.
+    """
+    from stage3_pure_loop import hardened_loop, json_loop
+
+    def code_lines(function) -> list[str]:
+        return [line for line in inspect.getsource(function).splitlines() if not line.strip().startswith("#")]
+
+    naive, hardened = code_lines(json_loop.run_agent), code_lines(hardened_loop.run_agent)
+    matcher = difflib.SequenceMatcher(None, [" ".join(line.split()) for line in naive],
+                                      [" ".join(line.split()) for line in hardened], autojunk=False)
+    lines = ["--- stage3_pure_loop/json_loop.py", "+++ stage3_pure_loop/hardened_loop.py"]
+    for group in matcher.get_grouped_opcodes(3):
+        lines.append(f"@@ -{group[0][1] + 1},{group[-1][2] - group[0][1]} "
+                     f"+{group[0][3] + 1},{group[-1][4] - group[0][3]} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [" " + line for line in hardened[j1:j2]]
+                continue
+            lines += ["-" + line for line in naive[i1:i2]]
+            lines += ["+" + line for line in hardened[j1:j2]]
+    return "```diff\n" + "\n".join(lines) + "\n```"
+
+
+def blocks() -> dict[tuple[str, str], str]:
+    """Every generated block of the README, by its markers."""
+    return {(BEGIN, END): build_table(), (DIFF_BEGIN, DIFF_END): build_fix_diff()}
 
 
 def build_table() -> str:
@@ -157,20 +202,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         text = target.read_text(encoding="utf-8") if target else None
         if text is not None:
-            current_block(text, path=str(target))       # 先确认有标记，再花时间跑
+            for markers in ((BEGIN, END), (DIFF_BEGIN, DIFF_END)):
+                current_block(text, path=str(target), markers=markers)   # 先确认有标记，再花时间跑
     except (OSError, MarkersMissing) as error:
         reason = error.strerror if isinstance(error, OSError) else None
         print(ERR_READ.format(path=target, reason=reason) if reason else str(error), file=sys.stderr)
         return 2
-    table = build_table()
+    generated = blocks()
     if args.write:
-        args.write.write_text(replace_block(text, table, path=str(target)), encoding="utf-8")
+        for markers, content in generated.items():
+            text = replace_block(text, content, path=str(target), markers=markers)
+        args.write.write_text(text, encoding="utf-8")
     elif args.check:
-        if current_block(text, path=str(target)) != table:
+        if any(current_block(text, path=str(target), markers=m) != c for m, c in generated.items()):
             print(CHECK_DIFFERS.format(path=target), file=sys.stderr)
             return 1
     else:
-        print(table)
+        print("\n\n".join(generated.values()))
     return 0
 
 

@@ -2,7 +2,7 @@
 
 What this module does:
 
-- :func:`trace_of` turns a run record (a :class:`~shared.run_record.RunRecord` or its
+- :func:`trace_of` turns a run record (a :class:`~shared.harness.run_record.RunRecord` or its
   ``to_dict()`` form) into a :class:`Trace`: its rounds (calls grouped per model turn,
   each a :class:`Call` with ``name``, ``args``, ``result``), answer and status.
 - :func:`args_equal` compares two calls' arguments in one of these modes:
@@ -54,7 +54,7 @@ everywhere else):
    reference calls while another matches only one of them, and first-fit then reports a
    miss that is not there. Here the pairing is a maximum bipartite matching (augmenting
    paths, Kuhn's algorithm): :func:`pair_calls`.
-2. Strict and the order within a round. The issue says strict means "same rounds, same
+2. Strict and the order within a round. Strict means "same rounds, same
    order"; agentevals' strict compares the message list turn by turn, but pairs the calls
    *inside one assistant message* in any order. We follow agentevals: ``strict`` ignores
    the order of the parallel calls in one round. The verdict

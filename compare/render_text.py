@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compare.report import PromptReport, Report, summary_lines
-from shared.run_record import RunRecord
+from shared.harness.run_record import RunRecord
 
 VERDICT_STYLE = {"equivalent": "bold green", "strategy_differs": "bold yellow", "diverged": "bold red"}
 PROGRESS_LABEL = "compare"
@@ -37,7 +37,8 @@ CONCLUSION_LINE = {
 }
 
 
-def print_report(report: Report, file: TextIO = sys.stdout) -> None:
+def print_report(report: Report, file: TextIO | None = None) -> None:
+    file = file or sys.stdout
     console = Console(file=file, highlight=False, soft_wrap=False)
     for section in report.prompts:
         console.print(section_table(section))

@@ -30,7 +30,8 @@ from compare.matching import match_calls, trace_of
 from compare.suite import SuitePrompt
 from compare.verdicts import EQUIVALENT, Drift, Verdict, compare_traces, drift_by_impl, verdict
 from compare.wire import WireComparison, compare_requests
-from shared.run_record import ANSWERED, ERROR, GUESSED_ARGUMENT, RunRecord
+from shared.harness.text import shorten as cut
+from shared.harness.run_record import GUESSED_ARGUMENT, RunRecord, Status
 
 RESULT_CHARS = 60            # 表格里工具返回最多显示这么长（完整内容在 report.json）
 ANSWER_CHARS = 160
@@ -109,7 +110,7 @@ class PromptReport:
         return f"{self.prompt.id} · " if self.prompt.id else ""
 
     def to_dict(self) -> dict:
-        """CONTRACT.md's prompt object (prompt, temperature, verdict, details) plus extras."""
+        """The README's prompt object (prompt, temperature, verdict, details) plus extras."""
         return {**self.verdict.to_dict(), "id": self.prompt.id, "note": self.prompt.note,
                 "drift": {impl: d.to_dict() for impl, d in self.drift.items()},
                 "expectation": self.expectation.to_dict() if self.expectation else None,
@@ -135,13 +136,13 @@ class Report:
         if not at_zero:
             return NOT_CHECKED
         runs = [r for r in self.results if r.temperature == 0]
-        if runs and all(r.status == ERROR for r in runs):
+        if runs and all(r.status == Status.ERROR for r in runs):
             return ALL_FAILED
         return EQUIVALENT if all(p.verdict.verdict == EQUIVALENT for p in at_zero) else NOT_EQUIVALENT
 
     @property
     def exit_code(self) -> int:
-        """0 when every prompt at temperature 0 is ``equivalent`` (CONTRACT.md), else 1.
+        """0 when every prompt at temperature 0 is ``equivalent`` (the README's exit status), else 1.
 
         One addition: when every temperature-0 run ended in ``error`` (a wrong URL or key),
         the runs are "equivalent" only in failing alike; that proves nothing, so exit 1.
@@ -219,7 +220,7 @@ def _expectation_failure(prompt: SuitePrompt, record: RunRecord) -> str | None:
     if expect and not match_calls(record.rounds, [list(r) for r in expect.rounds],
                                   mode=expect.match, arg_mode=expect.args):
         return FAIL_CALLS.format(match=expect.match, args=expect.args)
-    if prompt.answer_contains and record.status != ANSWERED:
+    if prompt.answer_contains and record.status != Status.ANSWERED:
         return FAIL_STATUS.format(status=record.status)
     for text in prompt.answer_contains:
         if text not in (record.answer or ""):
@@ -304,8 +305,8 @@ def _cost(record: RunRecord) -> str:
 
 
 def shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    """One line of at most ``limit`` characters (white space folded)."""
+    return cut(" ".join(text.split()), limit)
 
 
 # ---- 文字摘要（三种视图共用） ----

@@ -1,7 +1,7 @@
 """一次 sweep：题目 × 温度 × 第几次 × 实现，并发地跑完，每跑完一次就落盘一行。
 
 What a sweep is: every combination of prompt, temperature, run index and implementation
-is a :class:`Job`; each job is one :func:`shared.runner.run_once` on the endpoint that the
+is a :class:`Job`; each job is one :func:`shared.harness.runner.run_once` on the endpoint that the
 whole sweep shares (opened once, by the caller).
 
 Why the seed is the run index at temperature > 0: run ``r`` of every implementation then
@@ -31,10 +31,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shared.endpoint import Endpoint
-from shared.implementations import Implementation
-from shared.run_record import ERROR, RunRecord
-from shared.runner import RunOptions, run_once
+from shared.harness.endpoint import Endpoint
+from compare.implementations import Implementation
+from shared.harness.run_record import RunRecord, Status
+from shared.harness.runner import RunOptions, run_once
 
 RESULTS_FILE = "runs.jsonl"
 HEADER_KEY = "sweep"
@@ -42,7 +42,7 @@ HEADER_KEY = "sweep"
 ERR_RESUME_SETTINGS = ("--resume: {path} 里的结果是在另一套设置下跑的（{field}: 当时 {old!r}，现在 {new!r}）；"
                        "去掉 --resume 重新开始，或换一个 --out 目录")
 ERR_RESUME_HEADER = "--resume: {path} 不是 compare 写的结果文件（第一行不是 sweep 头）"
-ERR_RUN_CRASHED = "运行器抛出了异常（本应记为 error 而不是抛出）: {error}"
+ERR_BUG = "实现里的 bug（不是模型或端点的错）: {error}"
 
 JobKey = tuple[str, str, float, int]
 RunFunction = Callable[[Implementation, str, Endpoint, RunOptions], RunRecord]
@@ -161,16 +161,17 @@ def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, conc
 
     Returns the new records in job order. ``KeyboardInterrupt`` (Ctrl-C, or raised by a
     run) cancels the jobs not started, lets the running ones finish and be written, then
-    propagates. ``run`` is :func:`shared.runner.run_once` unless a test injects another.
+    propagates. ``run`` is :func:`shared.harness.runner.run_once` unless a test injects another.
     """
     run = run or run_once          # 调用时才取：测试可以替换模块里的 run_once
     def work(job: Job) -> RunRecord:
         try:
             record = run(job.impl, job.prompt, endpoint, job.options(options))
-        except Exception as error:  # noqa: BLE001 — run_once 本不会抛；万一抛了，也只是这一次失败
-            record = RunRecord(impl=job.impl.name, prompt=job.prompt, temperature=job.temperature,
-                               run=job.run, status=ERROR, answer=None,
-                               error=ERR_RUN_CRASHED.format(error=f"{type(error).__name__}: {error}"))
+        except Exception as bug:  # noqa: BLE001 — 一个实现里的 bug：记下它（含文件和行号），接着跑别的
+            record = getattr(bug, "run_record", None) or RunRecord(
+                impl=job.impl.name, prompt=job.prompt, temperature=job.temperature, run=job.run,
+                status=Status.ERROR, answer=None, error=f"{type(bug).__name__}: {bug}")
+            record.error = ERR_BUG.format(error=record.error)
         results.append(record)
         if on_done:
             on_done(record)

@@ -1,6 +1,6 @@
 """判定：同一个问题、同一个温度下，各实现、各次运行的 trace 是不是"同一个"。
 
-What decides the verdict (per CONTRACT.md "compare"), record by record against a
+What decides the verdict (the README's compare section), record by record against a
 reference record (the first one, or one you choose):
 
 ``equivalent``
@@ -30,7 +30,7 @@ The verdict of several records is the worst of their verdicts against the refere
 ``details["first_difference"]`` is the first difference, in trace order, of the first
 record whose own verdict is that worst one, and of the kind that decides it: for a
 ``diverged`` record that is the first diverging difference, not a mere regrouping before
-it. Positions are 1-based like the ``round`` of CONTRACT.md's flags: ``"round": 2,
+it. Positions are 1-based like the ``round`` of a run record's flags: ``"round": 2,
 "call": 1`` is the first call of the second model turn.
 
 Also here, the drift statistics over several runs (:func:`drift`): share of distinct
@@ -48,7 +48,8 @@ from typing import Any
 
 from compare.matching import (BY_VALUE, SUPERSET, Call, Trace, args_equal, as_rounds, calls_equal,
                               match_calls, pair_calls, record_fields, squash_whitespace, trace_of)
-from shared.run_record import ANSWERED, GUESSED_ARGUMENT, MAX_STEPS
+from shared.harness.run_record import GUESSED_ARGUMENT, Status
+from shared.harness.text import shorten
 
 EQUIVALENT, STRATEGY_DIFFERS, DIVERGED = "equivalent", "strategy_differs", "diverged"
 VERDICTS = (EQUIVALENT, STRATEGY_DIFFERS, DIVERGED)        # 由轻到重
@@ -122,7 +123,7 @@ class Comparison:
 
 @dataclass
 class Verdict:
-    """The verdict of one prompt at one temperature; ``to_dict()`` is CONTRACT.md's object."""
+    """The verdict of one prompt at one temperature; ``to_dict()`` is the object ``--json`` prints."""
     prompt: str
     temperature: float
     verdict: str
@@ -275,7 +276,7 @@ def _outcome_differences(reference: Trace, actual: Trace) -> list[Difference]:
     if reference.status != actual.status:
         differences.append(Difference(F_STATUS, reference.status, actual.status,
                                       MSG_STATUS.format(expected=reference.status, actual=actual.status)))
-    elif reference.status == ANSWERED and _squash(reference.answer) != _squash(actual.answer):
+    elif reference.status == Status.ANSWERED and _squash(reference.answer) != _squash(actual.answer):
         differences.append(Difference(F_ANSWER, reference.answer, actual.answer,
                                       MSG_ANSWER.format(expected=_short(reference.answer),
                                                         actual=_short(actual.answer))))
@@ -289,7 +290,7 @@ def _notes(reference: Trace, actual: Trace) -> list[Difference]:
         notes.append(Difference(F_STOPPED_AT, reference.stopped_at, actual.stopped_at,
                                 MSG_STOPPED_AT.format(expected=reference.stopped_at or MSG_ABSENT,
                                                       actual=actual.stopped_at or MSG_ABSENT)))
-    if ANSWERED not in (reference.status, actual.status) and _squash(reference.answer) != _squash(actual.answer):
+    if Status.ANSWERED not in (reference.status, actual.status) and _squash(reference.answer) != _squash(actual.answer):
         notes.append(Difference(F_ANSWER, reference.answer, actual.answer,
                                 MSG_UNANSWERED.format(expected=_short(reference.answer),
                                                       actual=_short(actual.answer))))
@@ -314,7 +315,7 @@ def _short(value: Any) -> str:
     if value is None:
         return MSG_ABSENT
     text = value if isinstance(value, str) else repr(value)
-    return repr(text if len(text) <= SHORT_TEXT else text[:SHORT_TEXT] + "…")
+    return repr(shorten(text, SHORT_TEXT + 1))
 
 
 def _squash(text: str | None) -> str | None:
@@ -349,7 +350,7 @@ def verdict(records: Sequence[Any], *, reference: int | tuple[str, int] = 0,
         "first_difference": first.to_dict() if first else None,
         "comparisons": [c.to_dict() for c in comparisons if c.verdict != EQUIVALENT or c.notes],
         "stopped_at": [{"impl": t.impl, "run": t.run, "status": t.status, "stopped_at": t.stopped_at}
-                       for t in traces if t.stopped_at is not None or t.status == MAX_STEPS],
+                       for t in traces if t.stopped_at is not None or t.status == Status.MAX_STEPS],
         "flags": _guessed_arguments(records),
     }
     return Verdict(head.get("prompt", ""), head.get("temperature", 0.0), overall, details)
@@ -397,7 +398,7 @@ def drift(records: Sequence[Any], *, expected: Any = None, mode: str = SUPERSET,
     n = len(traces)
     matches = None if expected is None else [
         match_calls(t, as_rounds(expected), mode=mode, arg_mode=arg_mode) for t in traces]
-    passes = sum(t.status == ANSWERED and (matches is None or matches[i]) for i, t in enumerate(traces))
+    passes = sum(t.status == Status.ANSWERED and (matches is None or matches[i]) for i, t in enumerate(traces))
     flags = _guessed_arguments(records)
     distinct = _distinct_count(traces, arg_mode)
     return Drift(runs=n, distinct_traces=distinct, distinct_share=distinct / n,

@@ -2,7 +2,7 @@
 
 "Same mechanism" in its strongest form: not only the same trace, but the frameworks send
 the model the same bytes. Every run record carries ``exchanges`` (the request and response
-bodies its HTTP client saw, :mod:`shared.meter`); for the same prompt, temperature and run,
+bodies its HTTP client saw, :mod:`shared.harness.meter`); for the same prompt, temperature and run,
 this module lines up the requests of each implementation turn by turn and reports the first
 field that differs, as a JSON path (``turn[2].messages[3].content``).
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from shared.harness.text import content_text, shorten
 
 VOLATILE_FIELDS = frozenset({"stream", "stream_options", "n", "user", "metadata", "store"})
 VALUE_LIMIT = 160        # 报告里展示的差异值最多这么长
@@ -119,7 +120,7 @@ def canonical_message(message: dict) -> dict:
     parts is joined, tool-call arguments are re-serialised with sorted keys, and only the
     fields that carry meaning (role, content, tool calls, tool_call_id) are kept.
     """
-    shaped: dict = {"role": message.get("role"), "content": _text(message.get("content"))}
+    shaped: dict = {"role": message.get("role"), "content": content_text(message.get("content"))}
     if message.get("tool_calls"):
         shaped["tool_calls"] = [
             {"id": call.get("id", ""), "name": (call.get("function") or {}).get("name", ""),
@@ -129,14 +130,6 @@ def canonical_message(message: dict) -> dict:
     if message.get("tool_call_id") is not None:
         shaped["tool_call_id"] = message["tool_call_id"]
     return shaped
-
-
-def _text(content) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
 
 
 def _canonical_arguments(arguments) -> str:
@@ -183,7 +176,7 @@ MISSING = _Missing()
 def show_value(value) -> str:
     """A difference's value for a report line: JSON, cut to :data:`VALUE_LIMIT` characters."""
     text = repr(value) if value is MISSING else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= VALUE_LIMIT else text[:VALUE_LIMIT - 1] + "…"
+    return shorten(text, VALUE_LIMIT)
 
 
 # ---- 跨实现对比 ----

@@ -9,7 +9,7 @@ One error format for every implementation: :func:`format_tool_error` is the only
 that turns a failed tool call into text for the model.
 
 Left out: real market data and weather (see :mod:`shared.market_data`), the dangerous
-``place_order`` tool (it arrives with the controllability issue).
+``place_order`` tool (not yet in this repository).
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""python -m stage1_prebuilt [-q QUESTION] [--temperature T] [--max-steps N] [--json] ..."""
-from shared.cli import main
+"""python -m stage1_prebuilt：运行 agent.py 的 run_agent（交互循环，或 -q 只问一句）。"""
+from shared.harness.cli import main
+from stage1_prebuilt.agent import ABOUT, run_agent
 
-raise SystemExit(main("prebuilt"))
+raise SystemExit(main(run_agent, ABOUT))

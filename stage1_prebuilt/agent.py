@@ -34,18 +34,11 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.prebuilt import ToolNode, create_react_agent
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 
+from shared.harness.implementation import About
+from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
+from shared.step_budget import recursion_limit_for
 from shared.tools import TOOLS, format_tool_error, reject_unknown_tool
-
-
-def recursion_limit_for(max_steps: int) -> int:
-    """把"最多调用模型 max_steps 次"换算成 LangGraph 的 recursion_limit。
-
-    recursion_limit 数的是"超步"（super-step）：每执行一个节点算一步。一轮 ReAct =
-    agent 节点 + tools 节点 = 2 步，所以 max_steps 次模型调用（中间夹着 max_steps 次
-    工具执行）需要 2 * max_steps 步。与第 3 阶段 for step in range(max_steps) 对齐。
-    """
-    return 2 * max_steps
 
 
 def build_agent(llm: BaseChatModel):
@@ -61,11 +54,18 @@ def build_agent(llm: BaseChatModel):
         return create_react_agent(llm, tools_node, prompt=SYSTEM_PROMPT)
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel) -> list[BaseMessage]:
-    """黑盒的全部用法：invoke 一次，拿回完整的 messages 历史。"""
-    app = build_agent(llm)
+def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None) -> list[BaseMessage]:
+    """黑盒的全部用法：invoke 一次，拿回完整的 messages 历史。没给 llm 就用配置的模型。"""
+    app = build_agent(llm or chat_model())
     result = app.invoke(
         {"messages": [HumanMessage(content=user_input)]},
         config={"recursion_limit": recursion_limit_for(max_steps)},
     )
     return result["messages"]
+
+
+# ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
+ABOUT = About(
+    name="prebuilt", tier="黑盒：LangGraph 预置的 create_react_agent", command="python -m stage1_prebuilt",
+    step_limit="create_react_agent 的 remaining_steps 守卫：不再调工具，回答 "
+               "'Sorry, need more steps to process this request.'")

@@ -1,5 +1,5 @@
-"""python -m stage2_stategraph [-q QUESTION] [--graph] [--temperature T] [--max-steps N] [--json] ..."""
-from shared.cli import main
-from stage2_stategraph.agent import mermaid
+"""python -m stage2_stategraph：运行 agent.py 的 run_agent；--graph 打印 mermaid() 画的图。"""
+from shared.harness.cli import main
+from stage2_stategraph.agent import ABOUT, mermaid, run_agent
 
-raise SystemExit(main("stategraph", graph=mermaid))
+raise SystemExit(main(run_agent, ABOUT, graph=mermaid))

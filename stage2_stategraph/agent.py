@@ -11,7 +11,7 @@
     tools 节点                               <==>  tools_node()   （预置版：ToolNode(TOOLS)）
     条件边（tool_calls 非空?）               <==>  should_continue()（预置版：tools_condition）
     tools → agent 回流边                     <==>  graph.add_edge("tools", "agent")
-    recursion_limit                          <==>  recursion_limit_for(max_steps)，与第 1 阶段同一换算
+    recursion_limit                          <==>  recursion_limit_for(max_steps)（shared/step_budget.py，与第 1 阶段同一换算）
     步数用完                                 <==>  GraphRecursionError（预置版会回一句 "need more steps"，这里是异常）
 
 节点只返回"增量" {"messages": [新消息]}，由 add_messages 这个 reducer 追加进 state——
@@ -29,9 +29,11 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from shared.harness.implementation import About
+from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
+from shared.step_budget import recursion_limit_for
 from shared.tools import TOOLS, execute_tool_call
-from stage1_prebuilt.agent import recursion_limit_for
 
 
 class AgentState(TypedDict):
@@ -70,9 +72,9 @@ def build_graph(llm: BaseChatModel):
     return graph.compile()
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel) -> list[BaseMessage]:
-    """跑一张图，返回完整 messages 历史；步数用完时返回已走到的那部分。"""
-    app = build_graph(llm)
+def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None) -> list[BaseMessage]:
+    """跑一张图，返回完整 messages 历史；步数用完时返回已走到的那部分。没给 llm 就用配置的模型。"""
+    app = build_graph(llm or chat_model())
     inputs = {"messages": [HumanMessage(content=user_input)]}
     config = {"recursion_limit": recursion_limit_for(max_steps)}
     # 用 stream(stream_mode="values") 而不是 invoke：每走完一个超步就拿到一份完整 state。
@@ -95,3 +97,9 @@ def mermaid() -> str:
             return self
 
     return build_graph(_Placeholder(responses=[])).get_graph().draw_mermaid()
+
+
+# ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
+ABOUT = About(
+    name="stategraph", tier="灰盒：手写 StateGraph（agent 节点 + tools 节点 + 条件边）",
+    command="python -m stage2_stategraph", step_limit="recursion_limit 用完：LangGraph 抛出 GraphRecursionError")

@@ -19,6 +19,7 @@ agent 的核心，其实就这么十几行。
 
 和文章原文的两处不同，都是为了三个阶段可比：
 - 模型不再是模块级全局变量，而是参数 llm（同一个 ChatOpenAI，离线或真实端点都一样）；
+  不传就用配置的模型（shared/llm.py，相当于文章的 config.py），所以 run_agent("...") 照样能跑；
 - 内层 try/except 抽成了 shared/tools.py 的 execute_tool_call（第 2 阶段的 tools 节点
   调用的也是它），错误文本全仓库只有一种格式。它等价于文章里这几行：
       try:    output = TOOL_MAP[tc["name"]].invoke(tc["args"])
@@ -34,12 +35,15 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from shared.harness.implementation import About
+from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
 from shared.tools import TOOLS, execute_tool_call
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel) -> list[BaseMessage]:
+def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None) -> list[BaseMessage]:
     """纯 Python 的 ReAct loop。返回完整 messages 历史。"""
+    llm = llm or chat_model()                    # 没给模型：用配置的端点（默认内置离线模型）
     llm_with_tools = llm.bind_tools(TOOLS)       # 决策侧：schema 下发给模型
 
     # 【State】状态就是一个普通列表（第 2 阶段的 State 在这里退化成 list）
@@ -66,3 +70,8 @@ def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel) -> li
     # 步数耗尽仍未结束（等价于 recursion_limit 超限）。文章在这里 print 一行警告；
     # 这里交给 run record：最后一条不是回答 → status "max_steps"，trace 打印同一句警告。
     return messages
+
+
+# ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
+ABOUT = About(name="pure_loop", tier="白盒：纯 Python for 循环 + messages 列表",
+              command="python -m stage3_pure_loop", step_limit="for step in range(max_steps) 循环结束")

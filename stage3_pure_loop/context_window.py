@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from shared.offline_llm.tokens import count_tokens
+from shared.tokens import count_tokens
 
 MAX_CONTEXT_MESSAGES = 20      # 文章的取值
 
@@ -42,7 +42,7 @@ MAX_CONTEXT_MESSAGES = 20      # 文章的取值
 def count_message_tokens(message: dict) -> int:
     """Tokens of one chat message as it travels: the message serialized as JSON.
 
-    The counter is the offline model's (:func:`shared.offline_llm.tokens.count_tokens`: a
+    The counter is the offline model's (:func:`shared.tokens.count_tokens`: a
     CJK character or a word is one token), the one it uses for ``usage`` and for its
     context limit, so a window bounded here is bounded there too. On a real endpoint it
     is an estimate of the right size, which is all a bound needs.

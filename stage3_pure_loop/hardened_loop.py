@@ -16,13 +16,16 @@ LLM 调用都从 json_loop 直接拿来，没有复制），再加上文章第�
 
 ``--no-fix NAME``（可重复）关掉一个修复：README 的表格就是用它跑出"修复前/修复后"。
 
+``run_agent`` 和 json_loop 的 ``run_agent`` 一行对一行：同样的三步，每个修复是 ``Fixes``
+的一个具名方法，在循环里只出现在一处（行尾注释写着"修复 N"）。把两个文件 diff 一下，
+多出来的那几行就是修复清单（README 里贴了这份 diff）。
+
 守卫触发时不抛到外面：每个守卫是一个小异常（RepeatedCall、UnknownToolLimit、
 BadAnswerLimit），在 run_agent 里变成运行记录的 status "stopped" 和 error 里的原因
 ——模型的错误是数据，不是崩溃。
 
 Left out: function calling (stages 1-3), summarising what the window drops, retries on
-transport errors (the reliability issue), the real ``place_order`` tool (the
-controllability issue adds it to DANGEROUS_TOOLS).
+transport errors, a real dangerous tool (DANGEROUS_TOOLS is empty for now).
 """
 from __future__ import annotations
 
@@ -32,12 +35,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from shared.run_record import ANSWERED, MAX_STEPS, STOPPED, LoopResult
+from shared import llm
+from shared.harness.implementation import About, Protocol
+from shared.harness.run_record import LoopResult, Status
 from shared.tool_functions import run_tool
 from stage3_pure_loop.context_window import MAX_CONTEXT_MESSAGES, slide_window
-from stage3_pure_loop.json_extract import ToolCall, as_tool_call, extract_tool_call
+from stage3_pure_loop.json_extract import extract_tool_call
 from stage3_pure_loop.json_loop import (
-    MAX_ITER, MAX_ITER_MESSAGE, RESULT_MESSAGE, TOOLS, UNKNOWN_TOOL_MESSAGE, ask_llm, build_messages,
+    MAX_ITER, MAX_ITER_MESSAGE, RESULT_MESSAGE, TOOLS, UNKNOWN_TOOL_MESSAGE, ask_llm, build_messages, parse_reply,
 )
 
 if TYPE_CHECKING:
@@ -53,7 +58,7 @@ MAX_BAD_ANSWERS = 3         # 连续 3 次不合格的最终答案 → 降级回
 MIN_ANSWER_CHARS = 2
 WINDOW_MAX_TOKENS = 3000    # 窗口的 token 上限（与离线模型同一个计数器，见 context_window）
 
-# 高风险工具：执行前先问人（文章方向 3）。现在还没有——place_order 随下单的 issue 加入
+# 高风险工具：执行前先问人（文章方向 3）。四个演示工具都不危险，所以现在是空的
 DANGEROUS_TOOLS: frozenset[str] = frozenset()
 
 # ---- 回给模型 / 用户的文字 ----
@@ -84,9 +89,16 @@ PROBLEM_LANGUAGE = "用户用中文提问，回复里却没有一个中文字"
 
 # ============ 守卫：每个是一个小异常，run_agent 把它变成 status "stopped" ============
 class GuardStop(Exception):
-    """A guard ended the run; ``str(self)`` is the reason, ``answer`` what the user gets."""
+    """A guard ended the run; ``str(self)`` is the reason, ``answer`` what the user gets.
+
+    ``call`` is the tool call the guard stopped (recorded in the trace, never executed).
+    """
 
     answer: str | None = None
+
+    def __init__(self, reason: str, call: tuple[str, dict] | None = None):
+        super().__init__(reason)
+        self.call = call
 
 
 class RepeatedCall(GuardStop):
@@ -103,34 +115,6 @@ class BadAnswerLimit(GuardStop):
     answer = FALLBACK_ANSWER
 
 
-@dataclass
-class Guards:
-    """The counters behind the guards: one per run, never shared."""
-
-    recent_calls: list[str] = field(default_factory=list)
-    unknown_tools: list[str] = field(default_factory=list)
-    bad_answers: int = 0
-
-    def check_repeat(self, call: ToolCall) -> None:
-        # 调用的"指纹"：工具名 + 排好序的参数 JSON（文章的 call_key）
-        key = f"{call.name}:{json.dumps(call.args, sort_keys=True, ensure_ascii=False)}"
-        self.recent_calls.append(key)
-        last = self.recent_calls[-MAX_SAME_CALLS:]
-        if len(last) == MAX_SAME_CALLS and len(set(last)) == 1:
-            raise RepeatedCall(STOP_REPEATED.format(call=f"{call.name}({call.args})", times=MAX_SAME_CALLS))
-
-    def check_unknown_tool(self, name: str) -> None:
-        self.unknown_tools.append(name)
-        if len(self.unknown_tools) > MAX_UNKNOWN_TOOL_RETRIES:
-            raise UnknownToolLimit(STOP_UNKNOWN.format(names=", ".join(dict.fromkeys(self.unknown_tools)),
-                                                       retries=MAX_UNKNOWN_TOOL_RETRIES))
-
-    def check_bad_answer(self, problem: str) -> None:
-        self.bad_answers += 1
-        if self.bad_answers >= MAX_BAD_ANSWERS:
-            raise BadAnswerLimit(STOP_BAD_ANSWERS.format(times=MAX_BAD_ANSWERS, problem=problem))
-
-
 def refuse(tool_name: str, args: dict) -> bool:
     """The default approver: refuse every dangerous call (a run without a human says no)."""
     return False
@@ -141,55 +125,49 @@ def ask_on_terminal(tool_name: str, args: dict) -> bool:
     return input(APPROVE_PROMPT.format(tool_name=tool_name, args=args)).strip().lower() == "y"
 
 
-# ============ 加固后的核心循环 ============
-def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI, model: str,
-              temperature: float = 0.0, seed: int | None = None,
+# ============ 加固后的核心循环：json_loop.run_agent 的三步，每个修复是一处具名调用 ============
+def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI | None = None,
+              model: str | None = None, temperature: float = 0.0, seed: int | None = None,
               disabled_fixes: frozenset[str] = frozenset(),
               approve: Callable[[str, dict], bool] = refuse) -> LoopResult:
     """json_loop 的循环 + 五道保险。``disabled_fixes`` 里的修复退回文章的天真写法。"""
-    on = enabled_fixes(disabled_fixes)
+    client, model = client or llm.openai_client(), model or llm.model_name()   # 没给：用配置的端点
+    fixes = Fixes(user_input, enabled=enabled_fixes(disabled_fixes))
     messages = build_messages(user_input)
-    rounds: list[list[dict]] = []
-    guards = Guards()
+    rounds: list[list[dict]] = []          # 每轮的调用与结果：运行记录要的，文章里没有
     try:
         for iteration in range(max_steps):
-            # 修复 3：发出去的是窗口，不是全部历史（完整历史留在 messages 里做记录）
-            context = (slide_window(messages, max_messages=MAX_CONTEXT_MESSAGES, max_tokens=WINDOW_MAX_TOKENS)
-                       if "window" in on else messages)
-            reply = ask_llm(client, model, context, temperature, seed)          # 第 1 步：LLM 推理
+            # ---- 第 1 步：LLM 推理 ----
+            reply = ask_llm(client, model, fixes.window(messages), temperature, seed)         # 修复 3
 
-            # 修复 1：从任意文本里找调用；关掉时用文章的"整段必须是 JSON"
-            call = extract_tool_call(reply) if "extract" in on else parse_whole_reply(reply)
-
-            if call is None:                                                    # 没有调用 → 候选答案
-                problem = answer_problem(reply, user_input) if "validate" in on else None
-                if problem is None:
-                    messages.append({"role": "assistant", "content": reply})
-                    return LoopResult(messages=messages, rounds=rounds, status=ANSWERED, answer=reply)
-                guards.check_bad_answer(problem)                                # 修复 5
+            # ---- 第 2 步：判断是否需要调用工具 ----
+            call = fixes.parse_reply(reply)                                                    # 修复 1
+            if call is None:                    # 没有工具调用 → 返回最终答案
+                if problem := fixes.answer_problem(reply):                                     # 修复 5
+                    messages += fixes.ask_for_another_answer(reply, problem)                   # 修复 5
+                    continue
                 messages.append({"role": "assistant", "content": reply})
-                messages.append({"role": "user", "content": BAD_ANSWER_MESSAGE.format(problem=problem)})
+                return LoopResult(messages=messages, rounds=rounds, status=Status.ANSWERED, answer=reply)
+            tool_name, tool_args = call
+            if tool_name not in TOOLS:
+                error = fixes.unknown_tool_error(call)                                         # 修复 4
+                rounds.append([{"name": tool_name, "args": tool_args, "result": error}])
+                messages += fixes.unknown_tool_turn(fixes.remembered(reply, call), error)      # 修复 4
                 continue
-            guards.bad_answers = 0                                              # "连续"才算
 
-            # 修复 3 的另一半：历史里存"我们读懂的调用"，不存模型的原话（长篇思考、寒暄）
-            said = canonical_call(call) if "window" in on else reply
-            record = {"name": call.name, "args": call.args, "result": None}   # 没执行的调用 result 为 None
-            rounds.append([record])
-            if call.name not in TOOLS:                                          # 修复 4
-                record["result"] = handle_unknown_tool(call, said, messages, guards, fix="unknown_tool" in on)
-                continue
-            if "repeat" in on:                                                  # 修复 2（策略 B：硬停）
-                guards.check_repeat(call)
-            record["result"] = execute(call, approve)                          # 第 2 步：工具执行
-            template = NUDGE_RESULT_MESSAGE if "repeat" in on else RESULT_MESSAGE  # 修复 2（策略 A）
-            messages.append({"role": "assistant", "content": said})
-            messages.append({"role": "user", "content": template.format(tool_name=call.name,
-                                                                        result=record["result"])})
-        return LoopResult(messages=messages, rounds=rounds, status=MAX_STEPS, answer=None,
+            # ---- 第 3 步：执行工具，调用和结果追加到上下文（Agent 的"记忆"），循环迭代 ----
+            fixes.check_repeat(call)                                                           # 修复 2
+            result = execute(tool_name, tool_args, approve)                                    # 方向 3
+            rounds.append([{"name": tool_name, "args": tool_args, "result": result}])
+            messages.append({"role": "assistant", "content": fixes.remembered(reply, call)})  # 修复 3
+            messages.append({"role": "user", "content": fixes.result_message(tool_name, result)})  # 修复 2
+
+        return LoopResult(messages=messages, rounds=rounds, status=Status.MAX_STEPS, answer=None,
                           stopped_at=MAX_ITER_MESSAGE)
     except GuardStop as stop:
-        return LoopResult(messages=messages, rounds=rounds, status=STOPPED, answer=stop.answer,
+        if stop.call is not None:           # 被守卫拦下的调用也进 trace，但没有执行（result 为 None）
+            rounds.append([{"name": stop.call[0], "args": stop.call[1], "result": None}])
+        return LoopResult(messages=messages, rounds=rounds, status=Status.STOPPED, answer=stop.answer,
                           error=str(stop), stopped_at=f"{type(stop).__name__}: {stop}")
 
 
@@ -201,17 +179,81 @@ def enabled_fixes(disabled: frozenset[str]) -> frozenset[str]:
     return frozenset(FIXES) - frozenset(disabled)
 
 
-def parse_whole_reply(reply: str) -> ToolCall | None:
-    """文章的解析：整段回复以 { 开头、以 } 结尾、能 json.loads，才算调用。"""
-    if not (reply.startswith("{") and reply.endswith("}")):
-        return None
-    try:
-        return as_tool_call(json.loads(reply))
-    except json.JSONDecodeError:
-        return None
+# ============ 五个修复：每个方法是 run_agent 里的一处调用；关掉时退回文章的写法 ============
+@dataclass
+class Fixes:
+    """The fixes of one run, and the counters behind their guards (one per run, never shared)."""
+
+    question: str
+    enabled: frozenset[str]
+    recent_calls: list[str] = field(default_factory=list)
+    unknown_tools: list[str] = field(default_factory=list)
+    bad_answers: int = 0
+
+    # ---- 修复 1 extract：从任意文本里找调用（关掉：文章的"整段必须是 JSON"） ----
+    def parse_reply(self, reply: str) -> tuple[str, dict] | None:
+        call = extract_tool_call(reply) if "extract" in self.enabled else parse_reply(reply)
+        if call is not None:
+            self.bad_answers = 0            # 修复 5 数的是"连续"不合格的答案：一次调用就清零
+        return call
+
+    # ---- 修复 2 repeat：策略 A 结果后温和提醒，策略 B 同一调用连续 3 次就硬停 ----
+    def result_message(self, tool_name: str, result: str) -> str:
+        template = NUDGE_RESULT_MESSAGE if "repeat" in self.enabled else RESULT_MESSAGE
+        return template.format(tool_name=tool_name, result=result)
+
+    def check_repeat(self, call: tuple[str, dict]) -> None:
+        if "repeat" not in self.enabled:
+            return
+        # 调用的"指纹"：工具名 + 排好序的参数 JSON（文章的 call_key）
+        name, args = call
+        self.recent_calls.append(f"{name}:{json.dumps(args, sort_keys=True, ensure_ascii=False)}")
+        last = self.recent_calls[-MAX_SAME_CALLS:]
+        if len(last) == MAX_SAME_CALLS and len(set(last)) == 1:
+            raise RepeatedCall(STOP_REPEATED.format(call=f"{name}({args})", times=MAX_SAME_CALLS), call)
+
+    # ---- 修复 3 window：发出去的是窗口；历史里存读懂的调用，不存模型的原话 ----
+    def window(self, messages: list[dict]) -> list[dict]:
+        if "window" not in self.enabled:
+            return messages
+        return slide_window(messages, max_messages=MAX_CONTEXT_MESSAGES, max_tokens=WINDOW_MAX_TOKENS)
+
+    def remembered(self, reply: str, call: tuple[str, dict]) -> str:
+        return canonical_call(*call) if "window" in self.enabled else reply
+
+    # ---- 修复 4 unknown_tool：错误里列出真实工具，模型看得到自己的错，最多重试 3 次 ----
+    def unknown_tool_error(self, call: tuple[str, dict]) -> str:
+        name, _ = call
+        available = ", ".join(TOOLS)
+        if "unknown_tool" not in self.enabled:
+            return UNKNOWN_TOOL_MESSAGE.format(tool_name=name, available=available)
+        self.unknown_tools.append(name)
+        if len(self.unknown_tools) > MAX_UNKNOWN_TOOL_RETRIES:
+            raise UnknownToolLimit(STOP_UNKNOWN.format(names=", ".join(dict.fromkeys(self.unknown_tools)),
+                                                       retries=MAX_UNKNOWN_TOOL_RETRIES), call)
+        return RETRY_UNKNOWN_TOOL.format(tool_name=name, available=available)
+
+    def unknown_tool_turn(self, said: str, error: str) -> list[dict]:
+        """文章原写法只追加一条错误、不追加模型自己的那条调用：模型看不到自己错在哪，
+        下一轮很可能原样再来一次。修复后调用和错误成对进上下文。"""
+        turn = [{"role": "user", "content": error}]
+        if "unknown_tool" in self.enabled:
+            turn.insert(0, {"role": "assistant", "content": said})
+        return turn
+
+    # ---- 修复 5 validate：校验最终答案，连续 3 次不合格就降级 ----
+    def answer_problem(self, reply: str) -> str | None:
+        return answer_problem(reply, self.question) if "validate" in self.enabled else None
+
+    def ask_for_another_answer(self, reply: str, problem: str) -> list[dict]:
+        self.bad_answers += 1
+        if self.bad_answers >= MAX_BAD_ANSWERS:
+            raise BadAnswerLimit(STOP_BAD_ANSWERS.format(times=MAX_BAD_ANSWERS, problem=problem))
+        return [{"role": "assistant", "content": reply},
+                {"role": "user", "content": BAD_ANSWER_MESSAGE.format(problem=problem)}]
 
 
-def canonical_call(call: ToolCall) -> str:
+def canonical_call(name: str, args: dict) -> str:
     """The call exactly as the system prompt asks for it: ``{"tool": ..., "args": {...}}``.
 
     Why the window needs this: a sliding window alone cannot save a task whose every
@@ -221,7 +263,7 @@ def canonical_call(call: ToolCall) -> str:
     遗忘最早的工具调用结果"). Keeping only the call we understood keeps every result in a
     small context; the window remains the hard bound for long runs.
     """
-    return json.dumps({"tool": call.name, "args": call.args}, ensure_ascii=False)
+    return json.dumps({"tool": name, "args": args}, ensure_ascii=False)
 
 
 def answer_problem(answer: str, question: str) -> str | None:
@@ -241,30 +283,20 @@ def answer_problem(answer: str, question: str) -> str | None:
     return None
 
 
-def handle_unknown_tool(call: ToolCall, said: str, messages: list[dict], guards: Guards, *, fix: bool) -> str:
-    """修复 4。文章原写法只追加一条错误、不追加模型自己的那条调用：模型看不到自己错在哪，
-    下一轮很可能原样再来一次，直到 MAX_ITER。修复后：调用和错误成对进上下文，错误里列出
-    真实工具，且最多重试 MAX_UNKNOWN_TOOL_RETRIES 次（再多多半是 prompt 本身有问题）。"""
-    available = ", ".join(TOOLS)
-    if not fix:
-        error = UNKNOWN_TOOL_MESSAGE.format(tool_name=call.name, available=available)
-        messages.append({"role": "user", "content": error})
-        return error
-    guards.check_unknown_tool(call.name)
-    error = RETRY_UNKNOWN_TOOL.format(tool_name=call.name, available=available)
-    messages.append({"role": "assistant", "content": said})
-    messages.append({"role": "user", "content": error})
-    return error
-
-
-def execute(call: ToolCall, approve: Callable[[str, dict], bool]) -> str:
+def execute(tool_name: str, tool_args: dict, approve: Callable[[str, dict], bool]) -> str:
     """执行一个已知工具；高风险工具先经人确认（文章方向 3），拒绝的话告诉模型换个办法。"""
-    if call.name in DANGEROUS_TOOLS and not approve(call.name, call.args):
-        return REFUSED_MESSAGE.format(tool_name=call.name)
-    return run_tool(call.name, call.args)
+    if tool_name in DANGEROUS_TOOLS and not approve(tool_name, tool_args):
+        return REFUSED_MESSAGE.format(tool_name=tool_name)
+    return run_tool(tool_name, tool_args)
+
+
+# ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
+ABOUT = About(name="hardened_loop", tier="零框架 + 五个翻车现场的修复",
+              command="python -m stage3_pure_loop.hardened_loop", protocol=Protocol.JSON,
+              step_limit="for iteration in range(MAX_ITER) 循环结束", fixes=FIXES)
 
 
 if __name__ == "__main__":
-    from shared.cli import main   # 放在这里：import 本模块不加载 LangChain（cli 会）
+    from shared.harness.cli import main   # 放在这里：import 本模块不加载 LangChain（cli 会）
 
-    raise SystemExit(main("hardened_loop"))
+    raise SystemExit(main(run_agent, ABOUT))

@@ -22,7 +22,9 @@ prompt 里，模型被要求"只输出 ``{"tool": ..., "args": {...}}``"，调�
 - 工具用仓库共享的四个纯函数（``shared.tool_functions``，不依赖 LangChain），计算器是
   AST 安全求值，不是 ``eval``（文章"方向 2"自己指出的隐患）；
 - ``client`` / ``model`` 是参数，不是模块级全局变量：同一份代码接离线模型或真实端点；
-- ``run_agent`` 一边循环一边记下每轮调用（``rounds``），交给 ``shared.runner`` 变成和
+  不传就用配置的端点（``shared/llm.py``），所以 ``run_agent("...")`` 照样能跑；
+- 第 2 步的判断抽成了 ``parse_reply``：加固版的修复 1 就是换掉这一个函数；
+- ``run_agent`` 一边循环一边记下每轮调用（``rounds``），交给 ``shared.harness.runner`` 变成和
   三个 stage 同一格式的运行记录，compare 才能逐轮对比；
 - SYSTEM_PROMPT 里的 JSON 花括号写成 ``{{ }}``：文章原文直接 ``.format()`` 会 KeyError。
 
@@ -35,7 +37,9 @@ import inspect
 import json
 from typing import TYPE_CHECKING
 
-from shared.run_record import ANSWERED, MAX_STEPS, LoopResult
+from shared import llm
+from shared.harness.implementation import About, Protocol
+from shared.harness.run_record import LoopResult, Status
 from shared.tool_functions import FUNCTIONS, run_tool
 
 if TYPE_CHECKING:                     # 只为类型标注；运行时不需要先 import openai
@@ -90,62 +94,72 @@ def ask_llm(client: OpenAI, model: str, messages: list[dict], temperature: float
 
 
 # ============ Agent 核心循环 ============
-def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI, model: str,
-              temperature: float = 0.0, seed: int | None = None) -> LoopResult:
+def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI | None = None,
+              model: str | None = None, temperature: float = 0.0, seed: int | None = None) -> LoopResult:
     """Agent 核心循环：LLM 推理 → 工具执行 → 循环迭代。所有 Agent 框架共有的底层逻辑。"""
+    client, model = client or llm.openai_client(), model or llm.model_name()   # 没给：用配置的端点
     messages = build_messages(user_input)
     rounds: list[list[dict]] = []          # 每轮的调用与结果：运行记录要的，文章里没有
-
     for iteration in range(max_steps):
         # ---- 第 1 步：LLM 推理 ----
         reply = ask_llm(client, model, messages, temperature, seed)
 
         # ---- 第 2 步：判断是否需要调用工具 ----
-        # 文章的判断：整段回复以 { 开头、以 } 结尾，才算工具调用。
-        # 模型多说一个字（"好的，{...}"）就不算了——翻车现场 1。
-        if reply.startswith("{") and reply.endswith("}"):
-            try:
-                tool_call = json.loads(reply)
-                tool_name = tool_call.get("tool", "")
-                tool_args = tool_call.get("args", {})
-                if tool_name in TOOLS:
-                    # 执行工具。文章这里是 TOOLS[tool_name]["function"](**tool_args)，
-                    # 它的 calculator 自己 try/except、把错误当结果返回；run_tool 对四个
-                    # 工具都这样做（参数不对、除以零……都变成一句错误文字回给模型），
-                    # 错误文案和三个 stage 完全相同，compare 才能比较。
-                    result = run_tool(tool_name, tool_args)
-                    rounds.append([{"name": tool_name, "args": tool_args, "result": result}])
-                    # 将工具调用和结果追加到上下文：这就是 Agent 的"记忆"
-                    messages.append({"role": "assistant", "content": reply})
-                    messages.append({"role": "user", "content": RESULT_MESSAGE.format(
-                        tool_name=tool_name, result=result)})
-                    continue            # ---- 第 3 步：循环迭代，带着结果回到第 1 步 ----
-                else:
-                    # 未知工具（翻车现场 4）：文章已经处理了，但有两个隐患——
-                    # 模型自己那条错误的调用没进 messages（它看不到自己错在哪），
-                    # 而且可以无限重试。hardened_loop 两个都修。
-                    error = UNKNOWN_TOOL_MESSAGE.format(tool_name=tool_name, available=", ".join(TOOLS))
-                    rounds.append([{"name": tool_name, "args": tool_args, "result": error}])
-                    messages.append({"role": "user", "content": error})
-                    continue
-            except json.JSONDecodeError:
-                pass                    # 解析失败：当成最终答案往下走（翻车现场 1 的另一半）
+        call = parse_reply(reply)
+        if call is None:                    # 没有工具调用 → 返回最终答案
+            messages.append({"role": "assistant", "content": reply})
+            return LoopResult(messages=messages, rounds=rounds, status=Status.ANSWERED, answer=reply)
+        tool_name, tool_args = call
+        if tool_name not in TOOLS:
+            # 未知工具（翻车现场 4）：文章已经处理了，但有两个隐患——
+            # 模型自己那条错误的调用没进 messages（它看不到自己错在哪），
+            # 而且可以无限重试。hardened_loop 两个都修。
+            error = UNKNOWN_TOOL_MESSAGE.format(tool_name=tool_name, available=", ".join(TOOLS))
+            rounds.append([{"name": tool_name, "args": tool_args, "result": error}])
+            messages.append({"role": "user", "content": error})
+            continue
 
-        # ---- 没有工具调用 → 返回最终答案 ----
+        # ---- 第 3 步：执行工具，调用和结果追加到上下文（Agent 的"记忆"），循环迭代 ----
+        # 文章这里是 TOOLS[tool_name]["function"](**tool_args)，它的 calculator 自己 try/except、
+        # 把错误当结果返回；run_tool 对四个工具都这样做（参数不对、除以零……都变成一句错误
+        # 文字回给模型），错误文案和三个 stage 完全相同，compare 才能比较。
+        result = run_tool(tool_name, tool_args)
+        rounds.append([{"name": tool_name, "args": tool_args, "result": result}])
         messages.append({"role": "assistant", "content": reply})
-        return LoopResult(messages=messages, rounds=rounds, status=ANSWERED, answer=reply)
+        messages.append({"role": "user", "content": RESULT_MESSAGE.format(tool_name=tool_name, result=result)})
 
-    return LoopResult(messages=messages, rounds=rounds, status=MAX_STEPS, answer=None,
+    return LoopResult(messages=messages, rounds=rounds, status=Status.MAX_STEPS, answer=None,
                       stopped_at=MAX_ITER_MESSAGE)
 
 
-def agent_loop(user_query: str, *, client: OpenAI, model: str) -> str:
+def parse_reply(reply: str) -> tuple[str, dict] | None:
+    """第 2 步，文章的判断：整段回复以 { 开头、以 } 结尾、能 json.loads，才算工具调用。
+
+    模型多说一个字（"好的，{...}"）就不算了——翻车现场 1；解析失败也当成最终答案往下走
+    （翻车现场 1 的另一半）。hardened_loop 的修复 1 换掉的就是这个函数。
+    """
+    if reply.startswith("{") and reply.endswith("}"):
+        try:
+            tool_call = json.loads(reply)
+        except json.JSONDecodeError:
+            return None
+        return tool_call.get("tool", ""), tool_call.get("args", {})
+    return None
+
+
+def agent_loop(user_query: str, *, client: OpenAI | None = None, model: str | None = None) -> str:
     """文章的入口形状：问一句，返回一句（最终答案，或"已达到最大循环次数"）。"""
     result = run_agent(user_query, client=client, model=model)
-    return result.answer if result.status == ANSWERED else (result.stopped_at or result.error or "")
+    return result.answer if result.status == Status.ANSWERED else (result.stopped_at or result.error or "")
+
+
+# ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
+ABOUT = About(name="json_loop", tier="零框架：openai SDK + 文本里的 JSON 工具调用（第二篇 50 行）",
+              command="python -m stage3_pure_loop.json_loop", protocol=Protocol.JSON,
+              step_limit="for iteration in range(MAX_ITER) 循环结束")
 
 
 if __name__ == "__main__":
-    from shared.cli import main   # 放在这里：import 本模块不加载 LangChain（cli 会）
+    from shared.harness.cli import main   # 放在这里：import 本模块不加载 LangChain（cli 会）
 
-    raise SystemExit(main("json_loop"))
+    raise SystemExit(main(run_agent, ABOUT))

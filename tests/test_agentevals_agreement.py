@@ -1,4 +1,4 @@
-"""compare 的四种调用匹配方式与 agentevals 的 trajectory match 一致（issue 3 的测试要求）。
+"""compare 的四种调用匹配方式与 agentevals 的 trajectory match 一致。
 
 The same records are turned into OpenAI-format message lists (one assistant message with
 ``tool_calls`` per round, its tool messages, a final answer) and judged by
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentevals.trajectory.match import create_trajectory_match_evaluator
 from compare.matching import ARGS_SUPERSET, EXACT, IGNORE, MATCH_MODES, match_calls, trace_of
-from shared.run_record import RunRecord
+from shared.harness.run_record import RunRecord
 
 ARG_MODES = (EXACT, IGNORE)
 EVALUATORS = {(mode, args): create_trajectory_match_evaluator(trajectory_match_mode=mode, tool_args_match_mode=args)

@@ -23,8 +23,8 @@ import pytest
 from compare import bench
 from compare.bench import critical_path_bound, percentile
 from compare.suite import load_suite
-from conftest import run_cli
-from shared.implementations import IMPLEMENTATIONS
+from tests.support.cli import run_cli
+from compare.implementations import IMPLEMENTATIONS
 
 LATENCY_MS = 20
 CONCURRENCY = 4

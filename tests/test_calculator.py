@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from tests.support.agents import ROOT
 from shared.calculator import CalculationError, evaluate, format_number
 
 # 一个"算不完"的式子要在这个期限内被拒绝。这不是性能断言：检查在计算之前，拒绝只要微秒；

@@ -20,13 +20,13 @@ import pytest
 
 from compare.__main__ import DEFAULT_CLOCK, main
 from compare.suite import load_suite
-from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT
-from shared.implementations import IMPLEMENTATIONS, JSON_PROTOCOL
-from tests.compare_support import STAGES, run_compare
+from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT
+from compare.implementations import IMPLEMENTATIONS, Protocol
+from tests.support.compare import STAGES, run_compare
 
 TWO_CITIES = "北京和上海的天气怎么样？"
 DIVIDE_BY_ZERO = "帮我算一下 100 / 0"
-JSON_LOOPS = [name for name, impl in IMPLEMENTATIONS.items() if impl.protocol == JSON_PROTOCOL]
+JSON_LOOPS = [name for name, impl in IMPLEMENTATIONS.items() if impl.protocol is Protocol.JSON]
 
 
 def test_the_default_suite_is_equivalent_across_the_stages_at_temperature_0(offline, capsys):

@@ -14,8 +14,8 @@ from compare.render_markdown import mermaid_text, render_markdown
 from compare.render_text import print_report
 from compare.report import build_report, write_reports
 from compare.suite import SuitePrompt, parse_suite
-from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS
-from shared.run_record import MAX_STEPS, RunRecord, guessed_argument_flags
+from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS
+from shared.harness.run_record import RunRecord, Status, guessed_argument_flags
 
 EVIL = "<script>alert('x')</script> | 行1\n行2 ; # %"
 (TIME,), (PRICE,), (GOOD_CALC,) = ARTICLE_ROUNDS        # 文章串行链的三个调用
@@ -50,7 +50,7 @@ def test_equivalent_runs_exit_0_and_the_expectation_is_checked_by_value():
 
 def test_a_difference_is_marked_in_the_table_and_exits_1():
     records = [record("prebuilt", SERIAL), record("stategraph", SERIAL),
-               record("pure_loop", [[TIME], [PRICE]], answer=None, status=MAX_STEPS,
+               record("pure_loop", [[TIME], [PRICE]], answer=None, status=Status.MAX_STEPS,
                       stopped_at="for step in range(max_steps) 循环结束（max_steps=3）")]
     report = build_report(SUITE, [0.0], records, protocols=PROTOCOLS, meta={})
     (section,) = report.prompts

@@ -1,4 +1,4 @@
-"""compare 的题库：默认题库覆盖 issue 要求的题型，坏题库给出一行、指明位置的错误。"""
+"""compare 的题库：默认题库覆盖各种题型，坏题库给出一行、指明位置的错误。"""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import re
 import pytest
 
 from compare.suite import DEFAULT_SUITE, SuiteError, load_suite, parse_suite
-from conftest import ARTICLE_QUESTION
+from tests.support.agents import ARTICLE_QUESTION
 
 
 def test_default_suite_has_the_required_kinds_of_prompt():

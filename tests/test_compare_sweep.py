@@ -13,12 +13,16 @@ import pytest
 import compare.__main__ as compare_main
 import compare.sweep as sweep
 from compare.__main__ import main
-from shared.runner import RunOptions
+from shared.harness.runner import RunOptions
 from compare.sweep import Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep, seed_for
-from shared.implementations import Implementation
-from shared.run_record import ERROR, RunRecord
+from shared.harness.implementation import About, Implementation
+from shared.harness.run_record import RunRecord, Status
 
-A, B = Implementation("a", "nowhere.a", "test"), Implementation("b", "nowhere.b", "test")
+def _never_run(*args, **kwargs):
+    raise AssertionError("the sweep tests replace run_once; run_agent is never called")
+
+
+A, B = (Implementation(About(name=n, tier="test", command="-", step_limit="-"), _never_run) for n in "ab")
 HEADER = {"model": "offline", "serial": False}
 
 
@@ -48,7 +52,7 @@ def test_every_run_is_appended_and_a_crash_is_one_error_record(tmp_path):
     jobs = plan_jobs([A, B], ["p", "boom"], [0.7], 2)
     records = run_sweep(jobs, None, results=results, concurrency=3, run=fake_run)
     assert [record_key(r) for r in records] == [j.key for j in jobs]
-    errors = [r for r in records if r.status == ERROR]
+    errors = [r for r in records if r.status == Status.ERROR]
     assert len(errors) == 4 and "the runner itself broke" in errors[0].error
     assert records[0].answer == "seed=0" and records[2].answer == "seed=1"
     rows = lines(results.path)

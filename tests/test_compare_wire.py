@@ -7,7 +7,7 @@ import pytest
 
 from compare.cassette import Cassette, CassetteError, CassetteMiss, request_key
 from compare.wire import compare_requests, first_difference, wire_view
-from shared.run_record import RunRecord
+from shared.harness.run_record import RunRecord
 
 TOOLS = [{"type": "function", "function": {"name": "get_stock_price", "parameters": {"type": "object"}}}]
 

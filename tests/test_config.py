@@ -4,8 +4,8 @@ End to end, the key is never shown by any command: tests/test_secrets.py.
 """
 import pytest
 
-from conftest import run_cli
-from shared.config import ConfigError, load_settings
+from tests.support.cli import run_cli
+from shared.harness.config import ConfigError, load_settings
 
 SECRET = "sk-test-DO-NOT-PRINT-1234567890"
 

@@ -87,7 +87,7 @@ def test_window_does_not_change_the_history():
 
 def test_message_tokens_are_the_offline_models_count_of_the_message_json():
     # 与离线模型的 prompt_tokens 同一个数法：窗口在这里装得下，服务器那边就不会超
-    from shared.offline_llm.tokens import prompt_tokens
+    from shared.tokens import prompt_tokens
 
     messages = [SYSTEM, QUESTION, call(0, 50), result(0)]
     assert prompt_tokens({"messages": messages}) == sum(map(count_message_tokens, messages)) + 1  # 外层的 [ ]

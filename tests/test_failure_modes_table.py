@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from compare import failure_modes
-from compare.failure_modes import BEGIN, END, FAULT_OF_FIX, MarkersMissing, current_block, replace_block
-from conftest import ROOT
+from compare.failure_modes import BEGIN, DIFF_BEGIN, DIFF_END, END, FAULT_OF_FIX, MarkersMissing, current_block, replace_block
+from tests.support.agents import ROOT
 from shared.offline_llm.faults import FAULT_MODES
 
 README = ROOT / "README.md"
@@ -45,12 +45,12 @@ def test_the_table_is_deterministic(table):
 def test_write_and_check(tmp_path, monkeypatch, table, capsys):
     monkeypatch.setattr(failure_modes, "build_table", lambda: table)
     readme = tmp_path / "README.md"
-    readme.write_text(f"# 标题\n\n{BEGIN}\n旧表格\n{END}\n\n结尾\n", encoding="utf-8")
+    readme.write_text(f"# 标题\n\n{BEGIN}\n旧表格\n{END}\n\n{DIFF_BEGIN}\n{DIFF_END}\n\n结尾\n", encoding="utf-8")
     assert failure_modes.main(["--check", str(readme)]) == 1
     assert failure_modes.main(["--write", str(readme)]) == 0
     assert failure_modes.main(["--check", str(readme)]) == 0
     written = readme.read_text(encoding="utf-8")
-    assert written.startswith("# 标题\n\n") and written.endswith(f"{END}\n\n结尾\n")
+    assert written.startswith("# 标题\n\n") and written.endswith(f"{DIFF_END}\n\n结尾\n")
     assert current_block(written) == table
     assert failure_modes.main([]) == 0 and table in capsys.readouterr().out
 
@@ -64,3 +64,15 @@ def test_a_file_without_markers_is_one_line_and_exit_2(tmp_path, capsys):
     assert len(errors) == 2 and "failure-modes:begin" in errors[0]
     with pytest.raises(MarkersMissing):
         replace_block("x", "table")
+
+
+def test_the_readme_shows_the_diff_of_the_two_loops():
+    from compare.failure_modes import DIFF_BEGIN, DIFF_END, build_fix_diff
+
+    diff = build_fix_diff()
+    assert current_block(README.read_text(encoding="utf-8"), markers=(DIFF_BEGIN, DIFF_END)) == diff, \
+        "run: python -m compare.failure_modes --write README.md"
+    added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    # 每个修复在加固版的循环里都是一处具名调用（行尾注释"修复 N"）
+    for number in range(1, 6):
+        assert any(f"# 修复 {number}" in line for line in added), number

@@ -9,12 +9,13 @@ import pytest
 from openai import BadRequestError, OpenAI
 
 from compare.failure_modes import FAULT_OF_FIX
-from conftest import ARTICLE_QUESTION, ROOT, Agent, run_cli
-from shared.config import ConfigError, load_settings
-from shared.implementations import IMPLEMENTATIONS
+from tests.support.agents import ARTICLE_QUESTION, ROOT, Agent
+from tests.support.cli import run_cli
+from shared.harness.config import ConfigError, load_settings
+from compare.implementations import IMPLEMENTATIONS
 from shared.offline_llm import OfflineServer
 from shared.offline_llm.faults import FAULT_MODES, GARBLED, HALLUCINATIONS, LONG_CONTEXT_LIMIT
-from shared.run_record import ANSWERED, ERROR, MAX_STEPS, STOPPED
+from shared.harness.run_record import Status
 from stage3_pure_loop import hardened_loop, json_loop
 from stage3_pure_loop.json_extract import extract_tool_call
 
@@ -26,7 +27,7 @@ ARTICLE_CALLS = ["get_current_time", "get_stock_price", "calculate"]
 
 
 def _correct(record) -> bool:
-    return record.status == ANSWERED and "38,560 港元" in (record.answer or "")
+    return record.status == Status.ANSWERED and "38,560 港元" in (record.answer or "")
 
 
 def _replies(record) -> list[str]:
@@ -36,7 +37,7 @@ def _replies(record) -> list[str]:
 
 # ---- configuration ----
 
-def test_the_six_modes_of_issue_4_are_implemented():
+def test_the_six_modes_of_the_second_article_are_implemented():
     assert {"chatty", "bad_json", "loop", "hallucinate", "garbled", "long"} <= set(FAULT_MODES)
     assert set(FAULT_OF_FIX.values()) <= set(FAULT_MODES)
 
@@ -50,7 +51,7 @@ def test_unknown_modes_are_a_configuration_error():
         load_settings(env={"OFFLINE_LLM_FAULTS": "chatty,nope"}, dotenv=None)
     assert error.value.variable == "OFFLINE_LLM_FAULTS" and "nope" in str(error.value)
     with pytest.raises(ValueError):
-        OfflineServer(faults=("rogue",))                    # 控制性 issue 的模式，还没实现
+        OfflineServer(faults=("rogue",))                    # 还没实现的模式
     done = run_cli("stage3_pure_loop.json_loop", "-q", "x", "--faults", "nope")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "nope" in done.stderr
 
@@ -62,14 +63,14 @@ def test_chatty_talks_around_a_valid_call():
     reply = _replies(naive)[0]
     assert not reply.startswith("{") and extract_tool_call(reply).name == "get_current_time"
     # 翻车：整段回复不是以 { 开头 → 文章的循环把它当成了最终答案
-    assert naive.status == ANSWERED and naive.rounds == [] and naive.answer == reply
+    assert naive.status == Status.ANSWERED and naive.rounds == [] and naive.answer == reply
     assert _correct(hardened) and [r[0]["name"] for r in hardened.rounds] == ARTICLE_CALLS
 
 
 def test_bad_json_breaks_each_call_once():
     naive, hardened = NAIVE(ARTICLE_QUESTION, faults=("bad_json",)), HARDENED(ARTICLE_QUESTION, faults=("bad_json",))
     # 翻车：以 { 开头、以 } 结尾，json.loads 却失败（文章的 JSONDecodeError）→ 坏 JSON 被当成答案
-    assert naive.status == ANSWERED and naive.answer.startswith("{") and naive.answer.endswith("}")
+    assert naive.status == Status.ANSWERED and naive.answer.startswith("{") and naive.answer.endswith("}")
     with pytest.raises(json.JSONDecodeError):
         json.loads(naive.answer)
     # 加固：答案校验把它退回，模型下一次写对；每个调用坏一次 → 3 × 2 + 1 次模型调用
@@ -80,16 +81,16 @@ def test_bad_json_breaks_each_call_once():
 def test_loop_repeats_the_first_call_until_stopped():
     naive, hardened = NAIVE(ARTICLE_QUESTION, faults=("loop",)), HARDENED(ARTICLE_QUESTION, faults=("loop",))
     # 翻车：第 1 轮、第 2 轮……第 10 轮都是 get_current_time，被 MAX_ITER 强行终止
-    assert naive.status == MAX_STEPS and naive.llm_calls == 10
+    assert naive.status == Status.MAX_STEPS and naive.llm_calls == 10
     assert {r[0]["name"] for r in naive.rounds} == {"get_current_time"} and len(naive.rounds) == 10
     # 加固：第三次相同调用被硬停，原因写在 error 里
-    assert hardened.status == STOPPED and hardened.llm_calls == 3 and "重复工具调用" in hardened.error
+    assert hardened.status == Status.STOPPED and hardened.llm_calls == 3 and "重复工具调用" in hardened.error
 
 
 def test_hallucinate_calls_tools_that_do_not_exist():
     naive, hardened = NAIVE(ARTICLE_QUESTION, faults=("hallucinate",)), HARDENED(ARTICLE_QUESTION, faults=("hallucinate",))
     # 翻车：文章的循环只回一句错误、不保留模型那条调用，模型看不到自己错在哪 → 一直幻觉到 MAX_ITER
-    assert naive.status == MAX_STEPS and all(r[0]["name"] not in REAL_TOOLS for r in naive.rounds)
+    assert naive.status == Status.MAX_STEPS and all(r[0]["name"] not in REAL_TOOLS for r in naive.rounds)
     # 加固：调用和错误成对留在上下文里，模型看到 HALLUCINATIONS 次之后改用真工具
     fake = [r for r in hardened.rounds if r[0]["name"] not in REAL_TOOLS]
     assert len(fake) == HALLUCINATIONS and all("不是可用工具" in r[0]["result"] for r in fake)
@@ -99,7 +100,7 @@ def test_hallucinate_calls_tools_that_do_not_exist():
 def test_garbled_final_answers_until_sent_back():
     naive, hardened = NAIVE(ARTICLE_QUESTION, faults=("garbled",)), HARDENED(ARTICLE_QUESTION, faults=("garbled",))
     # 翻车：工具调用都对，最终答案却是空串 / 一个标点 / 英文 / JSON
-    assert naive.status == ANSWERED and naive.answer in GARBLED
+    assert naive.status == Status.ANSWERED and naive.answer in GARBLED
     assert [r[0]["name"] for r in naive.rounds] == ARTICLE_CALLS
     # 加固：两次乱答被退回，第三次是正常答案
     assert _correct(hardened) and hardened.llm_calls == 4 + 2
@@ -111,7 +112,7 @@ def test_long_thoughts_outgrow_a_small_context_window():
     first = json.loads(_replies(naive)[0])
     assert first["tool"] == "get_current_time" and len(first["thought"]) > 1000
     # 翻车：第 4 次请求超出上下文窗口，服务器回 400 context_length_exceeded
-    assert naive.status == ERROR and "maximum context length" in naive.error and naive.llm_calls == 4
+    assert naive.status == Status.ERROR and "maximum context length" in naive.error and naive.llm_calls == 4
     # 加固：历史里只存读懂的调用，每次请求都远在窗口之内
     assert _correct(hardened)
     assert max(e["response"]["usage"]["prompt_tokens"] for e in hardened.exchanges) < LONG_CONTEXT_LIMIT / 4
@@ -135,7 +136,7 @@ def test_switching_a_fix_off_brings_its_failure_back(fix):
     held = HARDENED(ARTICLE_QUESTION, faults=(fault,))
     broken = HARDENED(ARTICLE_QUESTION, faults=(fault,), disabled_fixes=frozenset({fix}))
     naive = NAIVE(ARTICLE_QUESTION, faults=(fault,))
-    assert held.status in (ANSWERED, STOPPED) and (_correct(held) or fault == "loop")
+    assert held.status in (Status.ANSWERED, Status.STOPPED) and (_correct(held) or fault == "loop")
     assert not _correct(broken)
     # 关掉修复后，加固版以文章那一版的方式翻车（同样的 status）
     assert broken.status == naive.status
@@ -151,10 +152,10 @@ def test_faults_apply_to_function_calling_too():
     arguments = bad.exchanges[0]["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
     with pytest.raises(json.JSONDecodeError):
         json.loads(arguments)
-    assert PURE_LOOP(ARTICLE_QUESTION, faults=("loop",)).status == MAX_STEPS
+    assert PURE_LOOP(ARTICLE_QUESTION, faults=("loop",)).status == Status.MAX_STEPS
     hallucinated = PURE_LOOP(ARTICLE_QUESTION, faults=("hallucinate",))
     assert _correct(hallucinated) and len(hallucinated.rounds) == 3 + HALLUCINATIONS
-    assert PURE_LOOP(ARTICLE_QUESTION, faults=("long",)).status == ERROR
+    assert PURE_LOOP(ARTICLE_QUESTION, faults=("long",)).status == Status.ERROR
 
 
 @pytest.mark.parametrize("fault", FAULT_MODES)

@@ -5,11 +5,12 @@ import json
 import subprocess
 import sys
 
-from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT, Agent, run_cli
-from scripted import ScriptedBrain, answer, call
-from shared.implementations import IMPLEMENTATIONS
+from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT, Agent
+from tests.support.cli import run_cli
+from tests.support.scripted import ScriptedBrain, answer, call
+from compare.implementations import IMPLEMENTATIONS
 from shared.offline_llm.decision import Decision
-from shared.run_record import ANSWERED, MAX_STEPS
+from shared.harness.run_record import Status
 from stage3_pure_loop import json_loop
 
 NAIVE = Agent(IMPLEMENTATIONS["json_loop"])
@@ -34,7 +35,7 @@ def test_the_system_prompt_is_the_articles_with_the_tool_registry():
 
 def test_the_articles_question_gives_the_articles_trace():
     record = NAIVE(ARTICLE_QUESTION)
-    assert record.status == ANSWERED
+    assert record.status == Status.ANSWERED
     assert record.rounds == ARTICLE_ROUNDS
     assert "38,560 港元" in record.answer
     # 纯文本协议：请求里没有 tools，调用以 JSON 文本出现在 assistant 的 content 里
@@ -61,21 +62,21 @@ def test_text_around_the_call_is_taken_for_the_final_answer():
     # 翻车现场 1：回复不以 { 开头 → 不算调用 → 原样当成最终答案返回
     chatty = Decision(text='好的，我来查一下时间：{"tool": "get_current_time", "args": {}}')
     record = NAIVE("几点了", brain=ScriptedBrain(chatty))
-    assert record.status == ANSWERED and record.rounds == []
+    assert record.status == Status.ANSWERED and record.rounds == []
     assert record.answer.startswith("好的，我来查一下时间")
 
 
 def test_broken_json_is_taken_for_the_final_answer():
     broken = Decision(text='{"tool": "get_current_time", "args": {}')        # 少一个 }，但以 } 结尾
     record = NAIVE("几点了", brain=ScriptedBrain(broken))
-    assert record.status == ANSWERED and record.rounds == []
+    assert record.status == Status.ANSWERED and record.rounds == []
     assert record.answer == '{"tool": "get_current_time", "args": {}'
 
 
 def test_an_unknown_tool_gets_the_articles_error_but_the_call_itself_is_not_kept():
     brain = ScriptedBrain(call("send_email", to="boss"), answer("邮件发不了。"))
     record = NAIVE("给老板发邮件", brain=brain)
-    assert record.status == ANSWERED
+    assert record.status == Status.ANSWERED
     assert record.rounds[0][0]["result"] == "错误：未知工具 send_email。可用工具：get_weather, get_current_time, calculate, get_stock_price。请重新选择。"
     second = brain.requests[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "user"]      # 模型自己的那条调用不见了
@@ -84,7 +85,7 @@ def test_an_unknown_tool_gets_the_articles_error_but_the_call_itself_is_not_kept
 def test_the_same_call_forever_runs_into_max_iter():
     brain = ScriptedBrain(call("get_current_time"), repeat_last=True)
     record = NAIVE("几点了", brain=brain)
-    assert record.status == MAX_STEPS and record.llm_calls == json_loop.MAX_ITER == 10
+    assert record.status == Status.MAX_STEPS and record.llm_calls == json_loop.MAX_ITER == 10
     assert len(record.rounds) == 10
     assert record.stopped_at == json_loop.MAX_ITER_MESSAGE
 

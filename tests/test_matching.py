@@ -6,7 +6,7 @@ import pytest
 from compare.matching import (ARGS_SUPERSET, BY_VALUE, EXACT, IGNORE, STRICT, SUBSET, SUPERSET, UNORDERED,
                               Call, args_equal, as_rounds, calls_equal, expressions_equal, match_calls,
                               max_pairing, pair_calls, trace_of)
-from shared.run_record import RunRecord
+from shared.harness.run_record import RunRecord
 
 BEIJING = {"name": "get_weather", "args": {"city": "北京"}, "result": "北京：晴"}
 SHANGHAI = {"name": "get_weather", "args": {"city": "上海"}, "result": "上海：小雨"}

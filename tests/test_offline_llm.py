@@ -12,7 +12,7 @@ import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from openai import OpenAI
 
-from conftest import ARTICLE_QUESTION
+from tests.support.agents import ARTICLE_QUESTION
 from shared.offline_llm import CAPABILITY_SENTENCE, OfflineServer, PolicyBrain
 from shared.offline_llm.__main__ import main as offline_main
 from shared.prompts import SYSTEM_PROMPT

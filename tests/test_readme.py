@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from conftest import ARTICLE_QUESTION, ROOT, run_cli
+from tests.support.agents import ARTICLE_QUESTION, ROOT
+from tests.support.cli import run_cli
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```\n(-- Agent 推理过程 --\n.*?-- 推理结束 --)\n```", README, flags=re.S)

@@ -1,9 +1,9 @@
 """The run record: the guessed_argument finding, round trips, and the trace printer's format."""
 import io
 
-from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS
-from shared.run_record import MAX_STEPS, RunRecord, guessed_argument_flags
-from shared.trace import print_trace
+from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS
+from shared.harness.run_record import RunRecord, Status, guessed_argument_flags
+from shared.harness.trace import print_trace
 
 (TIME,), (PRICE,), _ = ARTICLE_ROUNDS
 
@@ -52,7 +52,7 @@ def test_trace_uses_the_articles_numbering():
 
 
 def test_trace_says_why_a_run_did_not_answer():
-    record = RunRecord(impl="x", prompt="q", temperature=0, status=MAX_STEPS, answer=None,
+    record = RunRecord(impl="x", prompt="q", temperature=0, status=Status.MAX_STEPS, answer=None,
                        stopped_at="for step in range(max_steps) 循环结束（max_steps=3）")
     out = io.StringIO()
     print_trace(record, file=out)

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from tests.support.cli import run_cli
 from shared.offline_llm import ApiError, OfflineServer
 
 KEY = "sk-SECRET-key-123"
@@ -42,8 +41,7 @@ def run_everything(tmp_path: Path, brain: Callable[[dict], dict] | None = None) 
         host_and_path = server.base_url.split("://", 1)[1]
         env = {"LLM_BASE_URL": f"http://user:{PASSWORD}@{host_and_path}", "LLM_API_KEY": KEY,
                "LLM_MODEL": "offline"}
-        with ThreadPoolExecutor(max_workers=6) as pool:       # 16 个子进程，并行只为省时间
-            done = list(pool.map(lambda argv: run_cli(*argv, env=env, cwd=tmp_path), COMMANDS))
+        done = [run_cli(*argv, env=env, cwd=tmp_path) for argv in COMMANDS]   # 进程内，一个接一个
     return dict(zip(COMMANDS, done))
 
 

@@ -4,14 +4,19 @@ from __future__ import annotations
 import json
 import warnings
 
+from typing import TypedDict
+
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.managed import RemainingSteps
 
-from conftest import ARTICLE_QUESTION, ARTICLE_ROUNDS, Agent, run_cli
-from scripted import ScriptedBrain, answer, call
-from shared.implementations import IMPLEMENTATIONS
+from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS, Agent
+from tests.support.cli import run_cli
+from tests.support.scripted import ScriptedBrain, answer, call
+from compare.implementations import IMPLEMENTATIONS
 from shared.offline_llm import CAPABILITY_SENTENCE
-from shared.run_record import ANSWERED, ERROR, MAX_STEPS
+from shared.harness.run_record import Status
 
 STAGES = ["stage1_prebuilt", "stage2_stategraph", "stage3_pure_loop"]
 STAGE_COMMANDS = [*STAGES, "stage3_pure_loop.json_loop", "stage3_pure_loop.hardened_loop"]
@@ -20,7 +25,7 @@ PARALLEL_SEED = {"OFFLINE_LLM_SEED": "0"}
 
 def test_the_articles_trace(agent):
     record = agent(ARTICLE_QUESTION)
-    assert record.status == ANSWERED, record.error
+    assert record.status == Status.ANSWERED, record.error
     assert record.rounds == ARTICLE_ROUNDS
     assert "38,560 港元" in record.answer and "2026-11-30 18:04:51" in record.answer
     assert record.flags == [] and record.llm_calls == 4
@@ -35,19 +40,19 @@ def test_every_implementation_gives_the_same_trace_and_answer():
 
 def test_a_greeting_needs_no_tool(agent):
     record = agent("你好")
-    assert record.status == ANSWERED and record.rounds == [] and record.answer
+    assert record.status == Status.ANSWERED and record.rounds == [] and record.answer
 
 
 def test_an_unknown_request_gets_the_capability_sentence(agent):
     record = agent("帮我写一首关于秋天的诗")
-    assert record.status == ANSWERED and record.rounds == []
+    assert record.status == Status.ANSWERED and record.rounds == []
     assert record.answer == CAPABILITY_SENTENCE
 
 
 def test_a_tool_error_goes_back_to_the_model(agent):
     brain = ScriptedBrain(call("calculate", expression="1/0"), answer("除数不能为零。"))
     record = agent("1/0 等于多少", brain=brain)
-    assert record.status == ANSWERED
+    assert record.status == Status.ANSWERED
     assert record.rounds[0][0]["result"] == "工具执行出错: 除数不能为零"
 
 
@@ -63,7 +68,7 @@ def test_invalid_arguments_go_back_to_the_model_as_an_error(agent):
     brain = ScriptedBrain(call("calculate", expr="1+1"), answer("好的。"))
     record = agent("1+1", brain=brain)
     result = record.rounds[0][0]["result"]
-    assert record.status == ANSWERED and result.startswith("工具执行出错: 工具 calculate 的参数无效")
+    assert record.status == Status.ANSWERED and result.startswith("工具执行出错: 工具 calculate 的参数无效")
     if not agent.json_protocol:
         # 三个 LangChain 层用 pydantic 校验（ToolNode 或 tool.invoke），措辞逐字相同；
         # JSON loop 用 inspect.signature 校验纯函数，说的是同一件事，措辞是 Python 的
@@ -74,7 +79,7 @@ def test_the_step_budget_ends_the_run(agent):
     # 模型永远想再算一步（每次不同的式子，免得触发 hardened_loop 的重复守卫）
     brain = ScriptedBrain(*(call("calculate", expression=f"{i} + 1") for i in range(1, 10)))
     record = agent("一直算下去", brain=brain, max_steps=3)
-    assert record.status == MAX_STEPS and record.answer is None
+    assert record.status == Status.MAX_STEPS and record.answer is None
     assert record.llm_calls == 3
     assert record.stopped_at
     # prebuilt 的守卫把第 3 次回复换成 "need more steps"，它的工具没有执行；其余实现执行了
@@ -84,7 +89,7 @@ def test_the_step_budget_ends_the_run(agent):
 def test_calling_the_model_past_its_script_is_an_error(agent):
     brain = ScriptedBrain(call("get_current_time"))
     record = agent("几点了", brain=brain)
-    assert record.status == ERROR and "ScriptExhausted" in record.error
+    assert record.status == Status.ERROR and "ScriptExhausted" in record.error
 
 
 def test_serial_sends_parallel_tool_calls_false(agent):
@@ -111,24 +116,53 @@ def test_prebuilt_step_guard_text_is_the_librarys():
     """If LangGraph changes its 'need more steps' sentence, stage 1's max_steps detection breaks here."""
     brain = ScriptedBrain(*(call("calculate", expression=f"{i} + 1") for i in range(1, 5)))
     record = Agent(IMPLEMENTATIONS["prebuilt"])("一直算下去", brain=brain, max_steps=1)
-    assert record.status == MAX_STEPS and record.llm_calls == 1 and record.rounds == []
+    assert record.status == Status.MAX_STEPS and record.llm_calls == 1 and record.rounds == []
+
+
+class _StepsState(TypedDict):
+    remaining_steps: RemainingSteps
+    seen: int
+
+
+def default_recursion_limit() -> int:
+    """The recursion limit a graph gets with no config, read through public behaviour only.
+
+    A ``RemainingSteps`` field (public: ``langgraph.managed``) tells a node how many steps
+    are left; the first node runs at step 1, so it sees the limit minus one.
+    """
+    graph = StateGraph(_StepsState)
+    graph.add_node("look", lambda state: {"seen": state["remaining_steps"]})
+    graph.add_edge(START, "look")
+    graph.add_edge("look", END)
+    return graph.compile().invoke({"seen": 0})["seen"] + 1
 
 
 def test_library_facts_the_readme_states():
-    from langgraph._internal._config import DEFAULT_RECURSION_LIMIT
-    from langgraph.prebuilt import create_react_agent
-    from langgraph.prebuilt.tool_node import _default_handle_tool_errors
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import ToolNode, create_react_agent
     from langgraph.warnings import LangGraphDeprecatedSinceV10
 
     from shared.tools import TOOLS
 
-    assert DEFAULT_RECURSION_LIMIT > 25                 # 文章说默认 25；1.x 里远大于它
+    assert default_recursion_limit() == 10007           # 文章说默认 25；langgraph 1.1.4 起是 10007
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         create_react_agent(_NeverCalled(responses=[]), TOOLS)
     assert any(issubclass(w.category, LangGraphDeprecatedSinceV10) for w in caught)
+
+    @tool
+    def divide_by_zero() -> str:
+        """Always fails."""
+        return str(1 / 0)
+
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    calls = AIMessage(content="", tool_calls=[{"name": "divide_by_zero", "args": {}, "id": "c1"}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+        app = create_react_agent(_NeverCalled(responses=[calls]), ToolNode([divide_by_zero]))
     with pytest.raises(ZeroDivisionError):               # ToolNode 默认把工具内部异常原样抛出
-        _default_handle_tool_errors(ZeroDivisionError("x"))
+        app.invoke({"messages": [HumanMessage(content="x")]})
 
 
 def test_stage2_prints_its_graph():
@@ -169,7 +203,7 @@ def test_the_max_steps_flag_ends_the_run_with_exit_1(stage):
     done = run_cli(stage, "-q", ARTICLE_QUESTION, "--max-steps", "2", "--json")
     record = _record(done)
     assert done.returncode == 1
-    assert record["status"] == MAX_STEPS and record["llm_calls"] == 2 and record["answer"] is None
+    assert record["status"] == Status.MAX_STEPS and record["llm_calls"] == 2 and record["answer"] is None
     assert record["stopped_at"]
 
 

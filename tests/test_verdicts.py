@@ -7,7 +7,7 @@ import pytest
 
 from compare.verdicts import (DIVERGED, EQUIVALENT, STRATEGY_DIFFERS, drift, drift_by_impl, mean_pass_hat_k,
                               pass_hat_k, verdict)
-from shared.run_record import ANSWERED, ERROR, GUESSED_ARGUMENT, MAX_STEPS, RunRecord
+from shared.harness.run_record import GUESSED_ARGUMENT, RunRecord, Status
 
 PROMPT = "北京和上海的天气怎么样？腾讯股票多少钱？持有 100 股市值多少？"
 BEIJING = {"name": "get_weather", "args": {"city": "北京"}, "result": "北京：晴"}
@@ -18,7 +18,7 @@ ROUNDS = [[BEIJING, SHANGHAI, TENCENT], [VALUE]]
 ANSWER = "北京晴，上海小雨；腾讯 385.6 港元，100 股市值 38560 港元。"
 
 
-def record(impl: str = "prebuilt", rounds=ROUNDS, *, run: int = 0, status: str = ANSWERED,
+def record(impl: str = "prebuilt", rounds=ROUNDS, *, run: int = 0, status: str = Status.ANSWERED,
            answer: str | None = ANSWER, **extra) -> RunRecord:
     return RunRecord(impl=impl, prompt=PROMPT, temperature=0.0, run=run, status=status,
                      rounds=[[dict(call) for call in round_] for round_ in rounds], answer=answer, **extra)
@@ -97,7 +97,7 @@ def test_a_different_tool_error_text_diverges_naming_round_and_result():
 
 
 def test_stopping_one_step_early_diverges_naming_the_missing_round_and_status():
-    early = record("early", ROUNDS[:1], status=MAX_STEPS, answer=None, stopped_at="range(1) 循环结束")
+    early = record("early", ROUNDS[:1], status=Status.MAX_STEPS, answer=None, stopped_at="range(1) 循环结束")
     result = judge(early)
     assert result.verdict == DIVERGED
     assert (first(result)["field"], first(result)["round"]) == ("rounds", 2)
@@ -107,7 +107,7 @@ def test_stopping_one_step_early_diverges_naming_the_missing_round_and_status():
     assert fields == ["rounds", "call", "status"]
     assert comparison["differences"][-1] | {"message": ""} == {
         "impl": "early", "run": 0, "round": None, "call": None, "field": "status",
-        "expected": ANSWERED, "actual": MAX_STEPS, "kind": DIVERGED, "message": ""}
+        "expected": Status.ANSWERED, "actual": Status.MAX_STEPS, "kind": DIVERGED, "message": ""}
 
 
 def test_a_different_argument_diverges_naming_it():
@@ -143,7 +143,7 @@ def test_divergence_is_reported_before_an_earlier_regrouping():
 
 def test_the_worst_record_decides_and_names_itself():
     result = judge(record("serial", [[BEIJING], [SHANGHAI], [TENCENT], [VALUE]]),
-                   record("broken", status=ERROR, answer=None, error="boom"))
+                   record("broken", status=Status.ERROR, answer=None, error="boom"))
     assert result.verdict == DIVERGED
     assert first(result)["impl"] == "broken" and first(result)["field"] == "status"
     assert {c["impl"]: c["verdict"] for c in result.details["comparisons"]} == {
@@ -168,9 +168,9 @@ def test_no_records_is_an_error():
 # ---------------------------------------------------------------- step budgets, errors, flags
 
 def test_max_steps_compares_on_status_and_only_reports_where_each_stopped():
-    prebuilt = record("prebuilt", ROUNDS, status=MAX_STEPS, answer="Sorry, need more steps to process this request.",
+    prebuilt = record("prebuilt", ROUNDS, status=Status.MAX_STEPS, answer="Sorry, need more steps to process this request.",
                       stopped_at="remaining_steps 守卫")
-    stategraph = record("stategraph", ROUNDS, status=MAX_STEPS, answer=None, stopped_at="GraphRecursionError")
+    stategraph = record("stategraph", ROUNDS, status=Status.MAX_STEPS, answer=None, stopped_at="GraphRecursionError")
     result = verdict([prebuilt, stategraph])
     assert result.verdict == EQUIVALENT
     assert [s["stopped_at"] for s in result.details["stopped_at"]] == ["remaining_steps 守卫", "GraphRecursionError"]
@@ -179,8 +179,8 @@ def test_max_steps_compares_on_status_and_only_reports_where_each_stopped():
 
 
 def test_error_texts_do_not_decide_but_are_noted():
-    result = verdict([record("a", [], status=ERROR, answer=None, error="HTTP 500"),
-                      record("b", [], status=ERROR, answer=None, error="InternalServerError: 500")])
+    result = verdict([record("a", [], status=Status.ERROR, answer=None, error="HTTP 500"),
+                      record("b", [], status=Status.ERROR, answer=None, error="InternalServerError: 500")])
     assert result.verdict == EQUIVALENT
     assert result.details["comparisons"][0]["notes"][0]["field"] == "error"
 
@@ -210,7 +210,7 @@ def test_drift_statistics():
 
 
 def test_a_run_that_did_not_answer_does_not_pass():
-    stats = drift([record(), record(run=1, status=MAX_STEPS, answer=None)])
+    stats = drift([record(), record(run=1, status=Status.MAX_STEPS, answer=None)])
     assert stats.expected_share is None and stats.passes == 1
 
 

@@ -1,6 +1,6 @@
 """内置离线模型：一个 OpenAI 兼容的服务器，大脑是一张确定性的规则表（不是语言模型）。
 
-The embedded offline model. With ``LLM_BASE_URL`` unset, :mod:`shared.endpoint` starts an
+The embedded offline model. With ``LLM_BASE_URL`` unset, :mod:`shared.harness.endpoint` starts an
 :class:`OfflineServer` on 127.0.0.1 and every stage talks to it over HTTP exactly as it
 would talk to DeepSeek, vLLM, Ollama or OpenAI. Standalone::
 

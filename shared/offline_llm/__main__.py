@@ -3,7 +3,7 @@
 The embedded model as a standalone OpenAI-compatible server, for curl, the ``openai``
 SDK or any other client. Runs in the foreground until Ctrl-C. Reads ``OFFLINE_LLM_FAULTS``,
 ``OFFLINE_LLM_SEED`` and ``OFFLINE_LLM_LATENCY_MS`` (environment or ``.env``) through
-:func:`shared.config.load_settings_or_exit`; a bad value or a bad flag is one line on
+:func:`shared.harness.config.load_settings_or_exit`; a bad value or a bad flag is one line on
 stderr and exit status 2.
 
 Left out: daemonising, TLS, access logs (the server is silent on purpose).
@@ -14,8 +14,8 @@ import argparse
 import sys
 import threading
 
-from shared.arguments import OneLineParser
-from shared.config import load_settings_or_exit
+from shared.harness.arguments import OneLineParser
+from shared.harness.config import load_settings_or_exit
 from shared.offline_llm.server import OfflineServer
 
 DEFAULT_PORT = 8000

@@ -22,7 +22,7 @@ import time
 
 from shared.offline_llm.conversation import JSON_PROTOCOL, Conversation
 from shared.offline_llm.decision import Decision, ToolCall
-from shared.offline_llm.tokens import usage
+from shared.tokens import usage
 
 DEFAULT_MODEL = "offline"
 # system_fingerprint：客户端可据此知道回答来自哪个"模型版本"

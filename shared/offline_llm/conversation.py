@@ -92,7 +92,7 @@ def find_json_tool_call(text: str) -> tuple[str, dict | str] | None:
     """The first JSON object in ``text`` with a string ``"tool"`` key, as ``(name, args)``.
 
     ``raw_decode`` from every ``{``: good enough to *recognise* the model's own earlier
-    replies (the hardened loop of issue 4 has its own, stricter extractor).
+    replies (the hardened loop has its own, stricter extractor).
     """
     decoder = json.JSONDecoder()
     for start in (i for i, ch in enumerate(text) if ch == "{"):
@@ -202,7 +202,7 @@ def _is_feedback(messages: list[dict], index: int) -> bool:
 
     "Right after another user message" is the 50-line loop's unknown-tool error: the
     article appends ``错误：未知工具 …`` *without* the model's own call, so it follows the
-    previous result (or the question) directly (issue 4, ``stage3_pure_loop/json_loop.py``).
+    previous result (or the question) directly (``stage3_pure_loop/json_loop.py``).
     """
     text = message_text(messages[index])
     return (messages[index - 1].get("role") in ("assistant", "user")

@@ -38,7 +38,7 @@ model is stateless, like a real one, and learns only from what the loop sends ba
 
 Left out: transport faults (HTTP 500/429, timeouts, truncated bodies) belong to the
 server, not to the decision; ``rogue`` (calling the dangerous tool unasked) arrives with
-the controllability issue.
+a later version.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 from shared.offline_llm.completion import render_json_protocol
 from shared.offline_llm.conversation import JSON_PROTOCOL, assistant_calls, find_json_tool_call, message_text
 from shared.offline_llm.decision import Decision, ToolCall
-from shared.offline_llm.tokens import count_tokens, prompt_tokens
+from shared.tokens import count_tokens, prompt_tokens
 from shared.offline_llm.validation import ApiError
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """配置：从环境变量和仓库根目录的 ``.env`` 读一次，得到一个不可变的 Settings。
 
-The variables are fixed in CONTRACT.md (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``,
+The variables are the README's (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``,
 ...). Settings are read once at start-up and passed down as a value; nothing reads the
 environment behind the caller's back, so a test can build any configuration it wants
 with ``load_settings(env={...})``.
@@ -75,7 +75,7 @@ class Settings:
 
 def load_settings(env: Mapping[str, str] | None = None, *, dotenv: Path | None = Path(".env"),
                   **overrides) -> Settings:
-    """Read the CONTRACT.md variables; ``.env`` fills in what the environment leaves unset.
+    """Read the configuration variables; ``.env`` fills in what the environment leaves unset.
 
     ``overrides`` (field names, e.g. ``temperature=0.7``) come from command-line flags and
     win over both. Raises :class:`ConfigError`.

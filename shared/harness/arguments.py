@@ -1,6 +1,6 @@
 """命令行参数的两个小工具，所有命令（stage、compare、离线模型服务器）共用。
 
-CONTRACT.md wants a usage mistake to be one line on stderr and exit status 2. argparse
+A usage mistake must be one line on stderr and exit status 2. argparse
 prints the usage block *and* the error; :class:`OneLineParser` prints only the error.
 """
 from __future__ import annotations

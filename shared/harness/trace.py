@@ -2,8 +2,9 @@
 
 The articles print a message list: ``[i] 👤 用户``, ``[i] 🤖 AI 调用工具``, ``[i] 🔧 工具返回``,
 ``[i] 🤖 AI 回答``, with ``i`` the message's position (1 = the system prompt, not shown).
-This printer works on a :class:`~shared.run_record.RunRecord` instead, so the very same
-printer serves every tier, LangChain or not; the numbering is the one the message list of
+This printer works on a :class:`~shared.harness.run_record.RunRecord`, so the very same printer
+serves every tier, LangChain or not (a Python session may also hand it what a lesson's
+``run_agent`` returned: a message list or a ``LoopResult``); the numbering is the one the message list of
 a function-calling run has (all calls of a round share the AI message's number, as in the
 article's section 5: ``[3] get_current_time``, ``[3] get_stock_price``, ``[3] calculate``).
 """
@@ -11,16 +12,17 @@ from __future__ import annotations
 
 import sys
 
-from shared.run_record import ANSWERED, ERROR, MAX_STEPS, RunRecord
+from shared.harness.run_record import LoopResult, RunRecord, Status, as_record
 
 STATUS_LINES = {
-    MAX_STEPS: "⚠️ 达到最大步数，强制结束：{detail}",
-    ERROR: "❌ 运行出错：{detail}",
+    Status.MAX_STEPS: "⚠️ 达到最大步数，强制结束：{detail}",
+    Status.ERROR: "❌ 运行出错：{detail}",
 }
 STOPPED_LINE = "⛔ 被守卫终止：{detail}"
 
 
-def print_trace(record: RunRecord, file=sys.stdout) -> None:
+def print_trace(run: RunRecord | LoopResult | list, file=None) -> None:
+    record, file = as_record(run), file or sys.stdout    # 运行时才取 sys.stdout：重定向也能接住
     print("\n-- Agent 推理过程 --", file=file)
     index = 2                                      # [1] 是系统提示词，不打印
     print(f"[{index}] 👤 用户: {record.prompt}", file=file)
@@ -32,7 +34,7 @@ def print_trace(record: RunRecord, file=sys.stdout) -> None:
             if call.get("result") is not None:
                 index += 1
                 print(f"[{index}] 🔧 工具返回: {call['result']}", file=file)
-    if record.status == ANSWERED:
+    if record.status == Status.ANSWERED:
         print(f"[{index + 1}] 🤖 AI 回答: {record.answer}", file=file)
     else:
         template = STATUS_LINES.get(record.status, STOPPED_LINE)

@@ -1,11 +1,11 @@
-"""运行记录：每个实现跑完一个问题，都交出同一种记录（CONTRACT.md 的 run record）。
+"""运行记录：每个实现跑完一个问题，都交出同一种记录（README「运行记录」一节）。
 
 One record type for every tier is what makes them comparable: compare diffs records,
 the trace printer prints records, ``--json`` prints a record. A LangChain tier's record is
 built from its message list (:func:`rounds_from_messages`); a JSON-protocol loop hands
 over a :class:`LoopResult` it built as it went.
 
-Also here: the ``guessed_argument`` finding of CONTRACT.md, the article's section-5
+Also here: the ``guessed_argument`` finding, the article's section-5
 observation made mechanical: a number in a tool call's arguments that the model could
 not have known yet (not in the question, not in any result returned before that call).
 
@@ -16,8 +16,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 
-ANSWERED, MAX_STEPS, ERROR, STOPPED = "answered", "max_steps", "error", "stopped"
+from shared.harness.text import content_text
+
+
+class Status(StrEnum):
+    """How a run ended. A ``str``: it serialises as its value in every record."""
+
+    ANSWERED = "answered"      # the model gave a non-empty final answer
+    MAX_STEPS = "max_steps"    # the step budget ran out
+    ERROR = "error"            # the run could not go on (the model endpoint, the transport)
+    STOPPED = "stopped"        # a guard ended it (repeated calls, unknown tools, bad answers)
 
 # create_react_agent 的步数守卫：剩余步数不够再走一轮工具时，它不抛异常，
 # 而是用这句话替换模型的回复（langgraph/prebuilt/chat_agent_executor.py）。
@@ -41,7 +51,7 @@ class RunRecord:
     prompt: str
     temperature: float
     run: int = 0
-    status: str = ANSWERED
+    status: Status = Status.ANSWERED
     rounds: list[list[dict]] = field(default_factory=list)
     answer: str | None = None
     error: str | None = None
@@ -60,6 +70,7 @@ class RunRecord:
     @classmethod
     def from_dict(cls, data: dict) -> "RunRecord":
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["status"] = Status(known.get("status", Status.ANSWERED))
         return cls(**known)
 
 
@@ -68,7 +79,7 @@ class LoopResult:
     """What a JSON-protocol loop returns; the runner turns it into a :class:`RunRecord`."""
     messages: list[dict]
     rounds: list[list[dict]]
-    status: str
+    status: Status
     answer: str | None
     error: str | None = None
     stopped_at: str | None = None
@@ -89,18 +100,38 @@ def rounds_from_messages(messages: list) -> list[list[dict]]:
     ]
 
 
-def outcome_from_messages(messages: list) -> tuple[str, str | None, str | None]:
+def outcome_from_messages(messages: list) -> tuple[Status, str | None, str | None]:
     """``(status, answer, error)`` of a LangChain run, read off its last message."""
     last = messages[-1] if messages else None
     if getattr(last, "type", "") == "ai" and not getattr(last, "tool_calls", None):
         if last.content == PREBUILT_STEP_GUARD_TEXT:
-            return MAX_STEPS, None, None
+            return Status.MAX_STEPS, None, None
         if invalid := getattr(last, "invalid_tool_calls", None):
             bad = invalid[0]
-            return ERROR, None, ERR_INVALID_TOOL_CALL.format(
+            return Status.ERROR, None, ERR_INVALID_TOOL_CALL.format(
                 name=bad.get("name"), args=bad.get("args"), detail=bad.get("error") or "参数不是合法 JSON")
-        return ANSWERED, _text(last.content), None
-    return MAX_STEPS, None, None  # 最后一条还是工具调用/工具结果：步数用完了
+        return Status.ANSWERED, content_text(last.content), None
+    return Status.MAX_STEPS, None, None  # 最后一条还是工具调用/工具结果：步数用完了
+
+
+def as_record(run: RunRecord | LoopResult | list) -> RunRecord:
+    """A record for whatever a run produced: a record, a JSON loop's result, or a message list.
+
+    For a Python session: ``print_trace(run_agent("..."))`` works for every lesson.
+    """
+    if isinstance(run, RunRecord):
+        return run
+    if isinstance(run, LoopResult):
+        prompt = next((m["content"] for m in run.messages if m.get("role") == "user"), "")
+        record = RunRecord(impl="", prompt=prompt, temperature=0.0, rounds=run.rounds, status=run.status,
+                           answer=run.answer, error=run.error, stopped_at=run.stopped_at)
+    else:
+        prompt = next((content_text(m.content) for m in run if getattr(m, "type", "") == "human"), "")
+        status, answer, error = outcome_from_messages(run)
+        record = RunRecord(impl="", prompt=prompt, temperature=0.0, rounds=rounds_from_messages(run),
+                           status=status, answer=answer, error=error)
+    record.flags = guessed_argument_flags(record.prompt, record.rounds)
+    return record
 
 
 def guessed_argument_flags(prompt: str, rounds: list[list[dict]]) -> list[dict]:
@@ -133,9 +164,3 @@ def _flatten(value) -> str:
 def _show(number: float) -> str:
     return str(int(number)) if number.is_integer() else str(number)
 
-
-def _text(content) -> str:
-    if isinstance(content, str):
-        return content
-    # 有的模型返回分段 content（[{"type": "text", "text": ...}]）
-    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)

@@ -1,9 +1,10 @@
-"""每个 stage 共用的命令行：交互循环（文章的 main()）、``-q`` 单问、``--json`` 运行记录。
+"""The command line every stage shares: the articles' interactive loop, ``-q``, ``--json``.
 
-``python -m stage1_prebuilt`` and friends are two lines each; this is what they call.
-The flags are fixed in CONTRACT.md. Usage and configuration mistakes are one line on
-stderr and exit status 2 (never a traceback, never the key); a run exits 0 when it ended
-with an answer, 1 otherwise.
+``python -m stage3_pure_loop`` is ``main(run_agent, ABOUT)``: each stage hands its own
+``run_agent`` (and the facts in its ``ABOUT``) to this function. Usage and configuration
+mistakes are one line on stderr and exit status 2 (never a traceback, never the key); a run
+exits 0 when it ended with an answer, 1 otherwise. A bug in a lesson file is not a usage
+mistake: its traceback is shown, with the file and line to fix.
 """
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import json
 import sys
 from collections.abc import Callable
 
-from shared.arguments import OneLineParser, positive_int
-from shared.config import load_settings_or_exit, redact_url
-from shared.endpoint import Endpoint, open_endpoint
-from shared.implementations import get_implementation
-from shared.run_record import ANSWERED
-from shared.runner import RunOptions, run_once
-from shared.trace import print_trace
+from shared.harness.arguments import OneLineParser, positive_int
+from shared.harness.config import load_settings_or_exit, redact_url
+from shared.harness.endpoint import Endpoint, open_endpoint
+from shared.harness.implementation import About, Implementation
+from shared.harness.run_record import Status
+from shared.harness.runner import RunOptions, run_once
+from shared.harness.trace import print_trace
 
 QUIT_WORDS = ("quit", "exit", "q")
 BANNER = "  {tier} 已就绪（输入 quit 退出）"
@@ -30,9 +31,8 @@ INTERRUPTED = "已中断。"
 INTERRUPTED_STATUS = 130          # 128 + SIGINT，shell 的惯例
 
 
-def build_parser(impl_name: str, *, graph: bool) -> argparse.ArgumentParser:
-    impl = get_implementation(impl_name)
-    parser = OneLineParser(prog=f"python -m {impl.module.removesuffix('.agent')}", description=impl.tier)
+def build_parser(about: About, *, graph: bool) -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=about.command, description=about.tier)
     parser.add_argument("-q", "--question", help="只问这一个问题（不进入交互循环）")
     parser.add_argument("--temperature", type=float, help="采样温度（默认 LLM_TEMPERATURE，即 0）")
     parser.add_argument("--max-steps", type=positive_int, default=10, help="最多调用模型几次（默认 10）")
@@ -40,24 +40,26 @@ def build_parser(impl_name: str, *, graph: bool) -> argparse.ArgumentParser:
     parser.add_argument("--faults", help="离线模型注入的故障模式，逗号分隔（同 OFFLINE_LLM_FAULTS）")
     parser.add_argument("--json", action="store_true", help="只输出一个 JSON 对象：运行记录")
     parser.add_argument("--show-config", action="store_true", help="打印生效的配置（key 已遮盖）后退出")
-    if impl.fixes:
+    if about.fixes:
         parser.add_argument("--no-fix", action="append", default=[], metavar="NAME",
-                            help=f"关掉一个修复，可重复: {', '.join(impl.fixes)}")
+                            help=f"关掉一个修复，可重复: {', '.join(about.fixes)}")
     if graph:
         parser.add_argument("--graph", action="store_true", help="打印编译后的图（Mermaid）后退出")
     return parser
 
 
-def main(impl_name: str, argv: list[str] | None = None, *, graph: Callable[[], str] | None = None) -> int:
-    impl = get_implementation(impl_name)
-    parser = build_parser(impl_name, graph=graph is not None)
+def main(run_agent: Callable, about: About, argv: list[str] | None = None, *,
+         graph: Callable[[], str] | None = None) -> int:
+    """Run ``run_agent`` as the command ``about.command``; returns the exit status."""
+    impl = Implementation(about, run_agent)
+    parser = build_parser(about, graph=graph is not None)
     args = parser.parse_args(argv)
     if graph is not None and args.graph:
         print(graph())
         return 0
     disabled = frozenset(getattr(args, "no_fix", []))
-    if unknown := sorted(disabled - set(impl.fixes)):
-        parser.error(ERR_FIX.format(name=unknown[0], known=", ".join(impl.fixes)))
+    if unknown := sorted(disabled - set(about.fixes)):
+        parser.error(ERR_FIX.format(name=unknown[0], known=", ".join(about.fixes)))
     if args.question is not None and not args.question.strip():
         parser.error(ERR_EMPTY_QUESTION)
     settings = load_settings_or_exit(temperature=args.temperature, offline_faults=args.faults)
@@ -89,7 +91,7 @@ def _answer_one(impl, question: str, endpoint: Endpoint, options: RunOptions, *,
         print(json.dumps(record.to_dict(), ensure_ascii=False))
     else:
         print_trace(record)
-    return 0 if record.status == ANSWERED else 1
+    return 0 if record.status == Status.ANSWERED else 1
 
 
 def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> int:
@@ -99,7 +101,7 @@ def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> in
     banner, no prompt, no farewell.
     """
     if not as_json:
-        print("=" * 50 + "\n" + BANNER.format(tier=impl.tier) + "\n" + "=" * 50)
+        print("=" * 50 + "\n" + BANNER.format(tier=impl.about.tier) + "\n" + "=" * 50)
         print(_model_line(endpoint))
     while True:
         try:

@@ -1,0 +1,41 @@
+"""Every implementation compare knows: each lesson's ``run_agent`` with the facts it declares.
+
+A new implementation (another framework, another protocol) joins the comparison with one
+line here. The lessons declare their own facts (``ABOUT`` next to ``run_agent``); this list
+lives with compare, its only consumer, so the shared core never imports a lesson.
+
+Importing this module imports every lesson (and so LangChain and LangGraph): compare runs
+them all anyway. The zero-framework loops themselves still import with only ``openai``.
+"""
+from __future__ import annotations
+
+from shared.harness.implementation import Implementation, Protocol
+from stage1_prebuilt import agent as prebuilt
+from stage2_stategraph import agent as stategraph
+from stage3_pure_loop import agent as pure_loop
+from stage3_pure_loop import hardened_loop, json_loop
+
+ERR_UNKNOWN = "未知实现 {name!r}；可用: {known}"
+
+IMPLEMENTATIONS: dict[str, Implementation] = {impl.name: impl for impl in (
+    Implementation(prebuilt.ABOUT, prebuilt.run_agent),
+    Implementation(stategraph.ABOUT, stategraph.run_agent),
+    Implementation(pure_loop.ABOUT, pure_loop.run_agent),
+    Implementation(json_loop.ABOUT, json_loop.run_agent),
+    Implementation(hardened_loop.ABOUT, hardened_loop.run_agent),
+)}
+
+__all__ = ["IMPLEMENTATIONS", "Implementation", "Protocol", "UnknownImplementationError", "get_implementation"]
+
+
+class UnknownImplementationError(KeyError):
+    def __str__(self) -> str:        # KeyError 默认会给消息加引号
+        return str(self.args[0])
+
+
+def get_implementation(name: str) -> Implementation:
+    try:
+        return IMPLEMENTATIONS[name]
+    except KeyError:
+        known = ", ".join(IMPLEMENTATIONS)
+        raise UnknownImplementationError(ERR_UNKNOWN.format(name=name, known=known)) from None

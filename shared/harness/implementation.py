@@ -1,0 +1,98 @@
+"""One implementation as the harness sees it: a lesson's ``run_agent`` plus a few facts about it.
+
+Each lesson declares its own facts (:class:`About`) next to its code, and its ``__main__``
+hands its own ``run_agent`` to the shared CLI. compare lists every implementation in
+``compare/implementations.py``. Nothing here imports a lesson: the layering is
+``shared`` <- stages <- ``compare``.
+
+The two protocols differ in what ``run_agent`` takes and returns, so each has a typed
+adapter that turns one call into an :class:`Outcome` (a value; the runner builds the
+record from it):
+
+- function calling: ``run_agent(user_input, max_steps, *, llm) -> list[BaseMessage]``
+  (a ``ChatOpenAI``; tool calls travel in the API's ``tool_calls`` field);
+- JSON protocol: ``run_agent(user_input, max_steps, *, client, model, temperature, seed)
+  -> LoopResult`` (a raw ``openai.OpenAI``; tool calls travel as JSON in the text).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from shared.harness.run_record import LoopResult, Status, outcome_from_messages, rounds_from_messages
+
+if TYPE_CHECKING:
+    from shared.harness.endpoint import Endpoint
+    from shared.harness.meter import ExchangeLog
+    from shared.harness.runner import RunOptions
+
+
+class Protocol(StrEnum):
+    FUNCTION_CALLING = "function_calling"
+    JSON = "json"
+
+
+@dataclass(frozen=True)
+class About:
+    """What the CLI, the run records and compare say about an implementation."""
+
+    name: str                         # the run record's "impl"
+    tier: str                         # one line for the banner and --help
+    command: str                      # how a user starts it: "python -m stage3_pure_loop"
+    step_limit: str                   # how it stops when the step budget runs out (stopped_at)
+    protocol: Protocol = Protocol.FUNCTION_CALLING
+    fixes: tuple[str, ...] = ()       # what --no-fix can switch off (only hardened_loop has any)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call of ``run_agent`` produced, in the run record's terms."""
+
+    rounds: list[list[dict]]
+    status: Status
+    answer: str | None = None
+    error: str | None = None
+    stopped_at: str | None = None
+
+
+@dataclass(frozen=True)
+class Implementation:
+    about: About
+    run_agent: Callable
+
+    @property
+    def name(self) -> str:
+        return self.about.name
+
+    @property
+    def protocol(self) -> Protocol:
+        return self.about.protocol
+
+    @property
+    def module(self) -> str:
+        """Where ``run_agent`` is defined (what a fresh process must import to run it)."""
+        return self.run_agent.__module__
+
+    def run(self, prompt: str, endpoint: Endpoint, options: RunOptions, log: ExchangeLog) -> Outcome:
+        adapter = run_json_protocol if self.protocol is Protocol.JSON else run_function_calling
+        return adapter(self, prompt, endpoint, options, log)
+
+
+def run_function_calling(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions,
+                         log: ExchangeLog) -> Outcome:
+    llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial,
+                              seed=options.seed, log=log)
+    messages = impl.run_agent(prompt, options.max_steps, llm=llm)
+    status, answer, error = outcome_from_messages(messages)
+    return Outcome(rounds_from_messages(messages), status, answer, error)
+
+
+def run_json_protocol(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions,
+                      log: ExchangeLog) -> Outcome:
+    switches = {"disabled_fixes": options.disabled_fixes} if impl.about.fixes else {}
+    result: LoopResult = impl.run_agent(
+        prompt, options.max_steps, client=endpoint.openai_client(log=log), model=endpoint.model,
+        temperature=options.temperature, seed=options.seed, **switches)
+    return Outcome(result.rounds, result.status, result.answer, result.error, result.stopped_at)

@@ -1,0 +1,100 @@
+"""Run once: one implementation x one prompt -> one RunRecord. Every entry point comes here.
+
+This is where the tiers are made comparable: each gets its model from the same
+:class:`~shared.harness.endpoint.Endpoint` with a fresh :class:`~shared.harness.meter.ExchangeLog`,
+and whatever it returns becomes the same record.
+
+Two kinds of failure, handled differently (as mini-swe-agent and smolagents do):
+
+- an *expected* failure, outside the lesson's control (the model endpoint answers with an
+  error, the transport fails, a cassette has no answer, which the embedded server reports
+  as an HTTP error): the run ends with status ``error`` and a one-line cause, and a sweep
+  goes on;
+- anything else is a bug, most likely in a lesson file a learner is editing: it is
+  recorded on the exception (``error.run_record``, the cause with its file and line) and
+  re-raised, so the command line shows the traceback, and compare records it and goes on.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import openai
+
+from shared.harness.endpoint import Endpoint
+from shared.harness.implementation import Implementation, Outcome
+from shared.harness.meter import ExchangeLog
+from shared.harness.run_record import RunRecord, Status, guessed_argument_flags
+from shared.tool_functions import clock_fixed_at
+
+# 端点或传输层的失败：不是 lesson 的错，记为 status "error"
+EXPECTED_FAILURES: tuple[type[BaseException], ...] = (openai.APIError, httpx.HTTPError)
+BUG_LINE = "{kind}: {message}（{where}）"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    temperature: float = 0.0
+    max_steps: int = 10
+    serial: bool = False
+    seed: int | None = None
+    run: int = 0
+    disabled_fixes: frozenset[str] = frozenset()
+    clock: str | None = None          # 固定 get_current_time 的"现在"（AGENT_CLOCK）；None = 真实时钟
+
+
+def run_once(impl: Implementation, prompt: str, endpoint: Endpoint,
+             options: RunOptions = RunOptions()) -> RunRecord:
+    """Run one implementation on one prompt; an expected failure is a record, a bug raises."""
+    record = RunRecord(impl=impl.name, prompt=prompt, temperature=options.temperature, run=options.run)
+    log = ExchangeLog(secret=endpoint.api_key)
+    started = time.perf_counter()
+    try:
+        with clock_fixed_at(options.clock):
+            outcome = impl.run(prompt, endpoint, options, log)
+    except EXPECTED_FAILURES as error:
+        outcome = Outcome(rounds=[], status=Status.ERROR, error=one_line(error, secret=endpoint.api_key))
+    except Exception as bug:
+        outcome = Outcome(rounds=[], status=Status.ERROR, error=bug_line(bug, secret=endpoint.api_key))
+        bug.run_record = _finish(record, outcome, impl, options, log, started)
+        raise
+    return _finish(record, outcome, impl, options, log, started)
+
+
+def _finish(record: RunRecord, outcome: Outcome, impl: Implementation, options: RunOptions,
+            log: ExchangeLog, started: float) -> RunRecord:
+    record.rounds, record.status, record.answer = outcome.rounds, outcome.status, outcome.answer
+    record.error, record.stopped_at = outcome.error, outcome.stopped_at
+    record.seconds = round(time.perf_counter() - started, 3)
+    record.exchanges = log.exchanges
+    record.llm_calls = log.llm_calls
+    record.usage = log.usage
+    record.flags = guessed_argument_flags(record.prompt, record.rounds)
+    if record.status == Status.MAX_STEPS and not record.stopped_at:
+        record.stopped_at = f"{impl.about.step_limit}（max_steps={options.max_steps}）"
+    return record
+
+
+def one_line(error: BaseException, *, secret: str) -> str:
+    """``Type: message`` on one line, the API key scrubbed."""
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    return text.replace(secret, "***") if secret else text
+
+
+def bug_line(error: BaseException, *, secret: str) -> str:
+    """A bug's one line plus where it happened: the innermost frame in this repository."""
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if Path(f.filename).resolve().is_relative_to(REPO_ROOT)
+            and ".venv" not in Path(f.filename).parts] or frames
+    where = "?"
+    if ours:
+        frame = ours[-1]
+        path = Path(frame.filename).resolve()
+        shown = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+        where = f"{shown}:{frame.lineno}"
+    return BUG_LINE.format(kind=type(error).__name__, message=one_line(error, secret=secret).split(": ", 1)[-1],
+                           where=where)

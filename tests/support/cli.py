@@ -1,0 +1,81 @@
+"""A command as a user types it, isolated from the developer's configuration.
+
+- :func:`run_cli` runs ``python -m MODULE ARGS`` *in this process* (``runpy``, as ``-m``
+  does), with its own environment, working directory, stdin, stdout and stderr: fast
+  enough for every CLI test;
+- :func:`run_command` starts a real ``python -m`` subprocess: one smoke test per command
+  (marked ``slow``) proves that the in-process runs tell the truth.
+
+Both run in an empty directory (no ``.env`` can be read) with no model variables
+inherited, so a developer's real endpoint and key can never be reached.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from unittest import mock
+
+from tests.support.agents import CLOCK, ROOT
+
+# 一个空目录：命令行测试在这里运行，读不到任何 .env
+NO_DOTENV_DIR = Path(tempfile.mkdtemp(prefix="agent-cli-tests-"))
+
+
+@dataclass
+class Completed:
+    """What ``subprocess.run`` would give back: exit status and the two streams."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def clean_environment(env: dict[str, str] | None) -> dict[str, str]:
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), "AGENT_CLOCK": CLOCK}
+    return {**base, **(env or {})}
+
+
+def run_cli(*argv: str, env: dict[str, str] | None = None, input: str | None = None,
+            cwd: Path | None = None) -> Completed:
+    """``python -m ARGV`` in-process; an uncaught exception is a traceback on stderr and exit 1."""
+    module, *args = argv
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.dict(os.environ, clean_environment(env), clear=True))
+        stack.enter_context(mock.patch.object(sys, "argv", [module, *args]))
+        stack.enter_context(mock.patch.object(sys, "stdin", io.StringIO(input or "")))
+        stack.enter_context(contextlib.redirect_stdout(stdout))
+        stack.enter_context(contextlib.redirect_stderr(stderr))
+        stack.enter_context(contextlib.chdir(cwd or NO_DOTENV_DIR))
+        stack.enter_context(warnings.catch_warnings())
+        # runpy warns when the module was imported before (a test imported it): harmless here
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module="runpy")
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+            if isinstance(done.code, str):
+                print(done.code, file=stderr)
+        except Exception:  # noqa: BLE001 — what the interpreter would print for an uncaught error
+            traceback.print_exc(file=stderr)
+            code = 1
+    return Completed([module, *args], code, stdout.getvalue(), stderr.getvalue())
+
+
+def run_command(*argv: str, env: dict[str, str] | None = None, input: str | None = None,
+                cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m ARGV`` in a fresh interpreter (slow: imports every framework again)."""
+    return subprocess.run([sys.executable, "-m", *argv], cwd=cwd or NO_DOTENV_DIR,
+                          env=clean_environment(env), input=input, capture_output=True, text=True,
+                          timeout=120)
