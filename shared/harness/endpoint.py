@@ -14,9 +14,12 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import httpx
 
 from shared.harness.config import Settings, load_settings
-from shared.harness.meter import ExchangeLog
+from shared.harness.meter import record_response
 from shared.offline_llm import OfflineServer
 from shared.tool_functions import FIXED_NOW
 
@@ -24,6 +27,46 @@ from shared.tool_functions import FIXED_NOW
 OFFLINE_API_KEY = "offline-no-key"
 # SDK 默认的重试次数，写出来是为了让读者知道：一次 invoke 可能不止一个 HTTP 请求
 MAX_RETRIES = 2
+
+
+class SharedHttp:
+    """The endpoint's HTTP clients, built once on first use (thread-safe) and shared by every run.
+
+    A plain ``http://`` endpoint (the embedded server, a local vLLM or Ollama) gets no TLS
+    set-up at all: ``verify=False`` keeps httpx from loading the CA bundle into an SSL
+    context, which there is nothing to verify with. ``https://`` keeps full verification.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sync: httpx.Client | None = None
+        self._async: httpx.AsyncClient | None = None
+
+    def sync(self, base_url: str, timeout: float) -> httpx.Client:
+        with self._lock:
+            if self._sync is None:
+                self._sync = httpx.Client(timeout=timeout, verify=_verify(base_url),
+                                          event_hooks={"response": [record_response]})
+            return self._sync
+
+    def asynchronous(self, base_url: str, timeout: float) -> httpx.AsyncClient:
+        # LangChain builds an async client even for sync use; give it this one instead of
+        # letting each ChatOpenAI build its own (and its own SSL context) under an unlocked cache
+        with self._lock:
+            if self._async is None:
+                self._async = httpx.AsyncClient(timeout=timeout, verify=_verify(base_url))
+            return self._async
+
+
+    def close(self) -> None:
+        with self._lock:
+            if self._sync is not None:
+                self._sync.close()
+            self._sync = None      # 异步客户端从未发过请求（各阶段都同步调用），不需要 await 关闭
+
+
+def _verify(base_url: str) -> bool:
+    return urlsplit(base_url).scheme == "https"
 
 
 @dataclass(frozen=True)
@@ -35,9 +78,13 @@ class Endpoint:
     server: OfflineServer | None = None
     api_key: str = field(default=OFFLINE_API_KEY, repr=False)
     temperature: float = 0.0          # the configured temperature (LLM_TEMPERATURE), for default models
+    _http: SharedHttp = field(default_factory=lambda: SharedHttp(), repr=False, compare=False)
 
-    def chat_model(self, *, temperature: float, serial: bool = False, seed: int | None = None,
-                   log: ExchangeLog | None = None):
+    def http_client(self) -> httpx.Client:
+        """The one HTTP client of this endpoint; every run shares it (see :mod:`shared.harness.meter`)."""
+        return self._http.sync(self.base_url, self.timeout)
+
+    def chat_model(self, *, temperature: float, serial: bool = False, seed: int | None = None):
         """The ``ChatOpenAI`` every LangChain tier uses (tools are bound by the tier itself)."""
         from langchain_openai import ChatOpenAI   # 延迟导入：json_loop 不该被迫加载 LangChain
 
@@ -47,17 +94,17 @@ class Endpoint:
         return ChatOpenAI(
             model=self.model, base_url=self.base_url, api_key=self.api_key,
             temperature=temperature, seed=seed, timeout=self.timeout, max_retries=MAX_RETRIES,
-            http_client=(log or ExchangeLog()).http_client(timeout=self.timeout),
+            http_client=self.http_client(), http_async_client=self._http.asynchronous(self.base_url, self.timeout),
             model_kwargs=extra,
         )
 
-    def openai_client(self, *, log: ExchangeLog | None = None):
+    def openai_client(self):
         """The raw ``openai`` SDK client, for the zero-framework loops."""
         from openai import OpenAI
 
         return OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout,
                       max_retries=MAX_RETRIES,
-                      http_client=(log or ExchangeLog()).http_client(timeout=self.timeout))
+                      http_client=self.http_client())
 
 
 @contextmanager
@@ -65,14 +112,22 @@ def open_endpoint(settings: Settings, *, brain: Callable[[dict], dict] | None = 
                   ) -> Iterator[Endpoint]:
     """The configured endpoint; the embedded server when no URL is set or a brain is given."""
     if settings.base_url and brain is None:
-        yield Endpoint(base_url=settings.base_url, model=settings.model, timeout=settings.timeout,
-                       offline=False, api_key=settings.api_key or "")
+        endpoint = Endpoint(base_url=settings.base_url, model=settings.model, timeout=settings.timeout,
+                            offline=False, api_key=settings.api_key or "", temperature=settings.temperature)
+        try:
+            yield endpoint
+        finally:
+            endpoint._http.close()
         return
     server = OfflineServer(faults=settings.offline_faults, seed=settings.offline_seed,
                            latency_ms=settings.offline_latency_ms, brain=brain)
     with server:
-        yield Endpoint(base_url=server.base_url, model=settings.model, timeout=settings.timeout,
-                       offline=True, server=server)
+        endpoint = Endpoint(base_url=server.base_url, model=settings.model, timeout=settings.timeout,
+                            offline=True, server=server, temperature=settings.temperature)
+        try:
+            yield endpoint
+        finally:
+            endpoint._http.close()
 
 
 _default: Endpoint | None = None

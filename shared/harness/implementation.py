@@ -25,7 +25,6 @@ from shared.harness.run_record import LoopResult, Status, outcome_from_messages,
 
 if TYPE_CHECKING:
     from shared.harness.endpoint import Endpoint
-    from shared.harness.meter import ExchangeLog
     from shared.harness.runner import RunOptions
 
 
@@ -75,24 +74,21 @@ class Implementation:
         """Where ``run_agent`` is defined (what a fresh process must import to run it)."""
         return self.run_agent.__module__
 
-    def run(self, prompt: str, endpoint: Endpoint, options: RunOptions, log: ExchangeLog) -> Outcome:
+    def run(self, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
         adapter = run_json_protocol if self.protocol is Protocol.JSON else run_function_calling
-        return adapter(self, prompt, endpoint, options, log)
+        return adapter(self, prompt, endpoint, options)
 
 
-def run_function_calling(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions,
-                         log: ExchangeLog) -> Outcome:
-    llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial,
-                              seed=options.seed, log=log)
+def run_function_calling(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
+    llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial, seed=options.seed)
     messages = impl.run_agent(prompt, options.max_steps, llm=llm)
     status, answer, error = outcome_from_messages(messages)
     return Outcome(rounds_from_messages(messages), status, answer, error)
 
 
-def run_json_protocol(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions,
-                      log: ExchangeLog) -> Outcome:
+def run_json_protocol(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
     switches = {"disabled_fixes": options.disabled_fixes} if impl.about.fixes else {}
     result: LoopResult = impl.run_agent(
-        prompt, options.max_steps, client=endpoint.openai_client(log=log), model=endpoint.model,
+        prompt, options.max_steps, client=endpoint.openai_client(), model=endpoint.model,
         temperature=options.temperature, seed=options.seed, **switches)
     return Outcome(result.rounds, result.status, result.answer, result.error, result.stopped_at)

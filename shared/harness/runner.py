@@ -1,8 +1,8 @@
 """Run once: one implementation x one prompt -> one RunRecord. Every entry point comes here.
 
 This is where the tiers are made comparable: each gets its model from the same
-:class:`~shared.harness.endpoint.Endpoint` with a fresh :class:`~shared.harness.meter.ExchangeLog`,
-and whatever it returns becomes the same record.
+:class:`~shared.harness.endpoint.Endpoint`, its requests are recorded in a fresh
+:class:`~shared.harness.meter.ExchangeLog`, and whatever it returns becomes the same record.
 
 Two kinds of failure, handled differently (as mini-swe-agent and smolagents do):
 
@@ -54,8 +54,8 @@ def run_once(impl: Implementation, prompt: str, endpoint: Endpoint,
     log = ExchangeLog(secret=endpoint.api_key)
     started = time.perf_counter()
     try:
-        with clock_fixed_at(options.clock):
-            outcome = impl.run(prompt, endpoint, options, log)
+        with clock_fixed_at(options.clock), log.recording():
+            outcome = impl.run(prompt, endpoint, options)
     except EXPECTED_FAILURES as error:
         outcome = Outcome(rounds=[], status=Status.ERROR, error=one_line(error, secret=endpoint.api_key))
     except Exception as bug:
