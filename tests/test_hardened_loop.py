@@ -153,8 +153,11 @@ def test_an_english_question_may_get_an_english_answer():
 
 
 def test_without_validate_a_bad_answer_is_returned():
+    # 没有修复 5，循环把空回复当成终答交了出去；运行记录不把空消息算作回答，而是点名它
     record = HARDENED("几点了", brain=ScriptedBrain(answer("")), disabled_fixes=frozenset({"validate"}))
-    assert record.status == Status.ANSWERED and record.answer == ""
+    assert record.status == Status.ERROR and record.error.startswith("empty_message") and record.llm_calls == 1
+    record = HARDENED("几点了", brain=ScriptedBrain(answer("Six.")), disabled_fixes=frozenset({"validate"}))
+    assert record.status == Status.ANSWERED and record.answer == "Six."
 
 
 # ---- 人工确认（文章方向 3）----

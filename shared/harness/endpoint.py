@@ -20,6 +20,7 @@ import httpx
 
 from shared.harness.config import Settings, load_settings
 from shared.harness.meter import record_response
+from shared.harness.responses import DeadlineTransport, check_response
 from shared.offline_llm import OfflineServer
 from shared.tool_functions import FIXED_NOW
 
@@ -45,8 +46,9 @@ class SharedHttp:
     def sync(self, base_url: str, timeout: float) -> httpx.Client:
         with self._lock:
             if self._sync is None:
-                self._sync = httpx.Client(timeout=timeout, verify=_verify(base_url),
-                                          event_hooks={"response": [record_response]})
+                self._sync = httpx.Client(
+                    timeout=timeout, transport=DeadlineTransport(deadline=timeout, verify=_verify(base_url)),
+                    event_hooks={"response": [record_response, check_response]})
             return self._sync
 
     def asynchronous(self, base_url: str, timeout: float) -> httpx.AsyncClient:

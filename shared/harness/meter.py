@@ -51,9 +51,11 @@ class ExchangeLog:
     def usage(self) -> dict[str, int]:
         total = {"prompt_tokens": 0, "completion_tokens": 0}
         for exchange in self.exchanges:
-            reported = (exchange.get("response") or {}).get("usage") or {}
+            response = exchange.get("response")
+            reported = response.get("usage") if isinstance(response, dict) else None
             for key in total:
-                total[key] += int(reported.get(key) or 0)
+                value = reported.get(key) if isinstance(reported, dict) else None
+                total[key] += value if isinstance(value, int) and not isinstance(value, bool) else 0
         return total
 
     @contextmanager

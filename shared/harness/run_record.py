@@ -108,8 +108,9 @@ def outcome_from_messages(messages: list) -> tuple[Status, str | None, str | Non
             return Status.MAX_STEPS, None, None
         if invalid := getattr(last, "invalid_tool_calls", None):
             bad = invalid[0]
-            return Status.ERROR, None, ERR_INVALID_TOOL_CALL.format(
-                name=bad.get("name"), args=bad.get("args"), detail=bad.get("error") or "参数不是合法 JSON")
+            detail = " ".join(str(bad.get("error") or "参数不是合法 JSON").split())
+            return Status.ERROR, None, ERR_INVALID_TOOL_CALL.format(name=bad.get("name"), args=bad.get("args"),
+                                                                    detail=detail)
         return Status.ANSWERED, content_text(last.content), None
     return Status.MAX_STEPS, None, None  # 最后一条还是工具调用/工具结果：步数用完了
 

@@ -24,15 +24,17 @@ from pathlib import Path
 import httpx
 import openai
 
-from shared.harness.endpoint import Endpoint
+from shared.harness.endpoint import MAX_RETRIES, Endpoint
 from shared.harness.implementation import Implementation, Outcome
 from shared.harness.meter import ExchangeLog
+from shared.harness.responses import failure_line
 from shared.harness.run_record import RunRecord, Status, guessed_argument_flags
 from shared.tool_functions import clock_fixed_at
 
 # 端点或传输层的失败：不是 lesson 的错，记为 status "error"
 EXPECTED_FAILURES: tuple[type[BaseException], ...] = (openai.APIError, httpx.HTTPError)
 BUG_LINE = "{kind}: {message}（{where}）"
+EMPTY_MESSAGE = "empty_message: 模型返回了空消息（没有文字，也没有工具调用）"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -57,7 +59,8 @@ def run_once(impl: Implementation, prompt: str, endpoint: Endpoint,
         with clock_fixed_at(options.clock), log.recording():
             outcome = impl.run(prompt, endpoint, options)
     except EXPECTED_FAILURES as error:
-        outcome = Outcome(rounds=[], status=Status.ERROR, error=one_line(error, secret=endpoint.api_key))
+        cause = failure_line(error, timeout=endpoint.timeout, retries=MAX_RETRIES)
+        outcome = Outcome(rounds=[], status=Status.ERROR, error=one_line(cause, secret=endpoint.api_key))
     except Exception as bug:
         outcome = Outcome(rounds=[], status=Status.ERROR, error=bug_line(bug, secret=endpoint.api_key))
         bug.run_record = _finish(record, outcome, impl, options, log, started)
@@ -69,6 +72,9 @@ def _finish(record: RunRecord, outcome: Outcome, impl: Implementation, options: 
             log: ExchangeLog, started: float) -> RunRecord:
     record.rounds, record.status, record.answer = outcome.rounds, outcome.status, outcome.answer
     record.error, record.stopped_at = outcome.error, outcome.stopped_at
+    if record.status == Status.ANSWERED and not (record.answer or "").strip():
+        # 空消息（没有文字，也没有工具调用）不是回答：各实现的循环都会把它当成终答，这里统一改判
+        record.status, record.answer, record.error = Status.ERROR, None, EMPTY_MESSAGE
     record.seconds = round(time.perf_counter() - started, 3)
     record.exchanges = log.exchanges
     record.llm_calls = log.llm_calls
@@ -79,9 +85,9 @@ def _finish(record: RunRecord, outcome: Outcome, impl: Implementation, options: 
     return record
 
 
-def one_line(error: BaseException, *, secret: str) -> str:
-    """``Type: message`` on one line, the API key scrubbed."""
-    text = " ".join(f"{type(error).__name__}: {error}".split())
+def one_line(error: BaseException | str, *, secret: str) -> str:
+    """``Type: message`` (or the text) on one line, the API key scrubbed."""
+    text = " ".join((error if isinstance(error, str) else f"{type(error).__name__}: {error}").split())
     return text.replace(secret, "***") if secret else text
 
 
