@@ -43,6 +43,13 @@ def test_dotenv_fills_what_the_environment_leaves_unset(tmp_path):
     ({"OFFLINE_LLM_SEED": "x"}, "OFFLINE_LLM_SEED"),
     ({"OFFLINE_LLM_LATENCY_MS": "-5"}, "OFFLINE_LLM_LATENCY_MS"),
     ({"AGENT_CLOCK": "yesterday"}, "AGENT_CLOCK"),
+    ({"LLM_BASE_URL": "http://[::1/v1", "LLM_API_KEY": "k", "LLM_MODEL": "m"}, "LLM_BASE_URL"),
+    ({"LLM_BASE_URL": "http://localhost:99999/v1", "LLM_API_KEY": "k", "LLM_MODEL": "m"}, "LLM_BASE_URL"),
+    ({"LLM_BASE_URL": "http://localhost:abc/v1", "LLM_API_KEY": "k", "LLM_MODEL": "m"}, "LLM_BASE_URL"),
+    ({"LLM_BASE_URL": "http://u:p@localhost/v1", "LLM_API_KEY": "k", "LLM_MODEL": "m"}, "LLM_BASE_URL"),
+    ({"LLM_BASE_URL": "http://localhost/v1", "LLM_API_KEY": "sk-a\nb", "LLM_MODEL": "m"}, "LLM_API_KEY"),
+    ({"LLM_BASE_URL": "http://localhost/v1", "LLM_API_KEY": "ключ", "LLM_MODEL": "m"}, "LLM_API_KEY"),
+    ({"OFFLINE_LLM_LATENCY_MS": str(10**17)}, "OFFLINE_LLM_LATENCY_MS"),
 ])
 def test_bad_values_name_the_variable(env, variable):
     with pytest.raises(ConfigError) as caught:
@@ -70,3 +77,18 @@ def test_cli_usage_errors_are_one_line_exit_2(argv):
     done = run_cli("stage3_pure_loop", "-q", "你好", *argv)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
+
+
+def test_a_dotenv_that_is_not_utf8_is_one_line(tmp_path):
+    dotenv = tmp_path / ".env"
+    dotenv.write_bytes(b"LLM_MODEL=\xff\xfe\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env={}, dotenv=dotenv)
+    assert caught.value.variable == ".env" and "UTF-8" in str(caught.value)
+
+
+def test_a_bad_key_is_named_but_never_shown():
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env={"LLM_BASE_URL": "http://localhost/v1", "LLM_API_KEY": SECRET + "\n", "LLM_MODEL": "m"},
+                      dotenv=None)
+    assert SECRET not in str(caught.value)

@@ -1,5 +1,6 @@
-"""The API key, and a password written into LLM_BASE_URL, never show: not on stdout or
-stderr of any command, not in any file a command writes.
+"""The API key never shows: not on stdout or stderr of any command, not in any file a
+command writes, not even when the server echoes it inside an error or an answer. A password
+written into LLM_BASE_URL is refused before anything is sent.
 
 End to end: an :class:`OfflineServer` started here stands in for a real endpoint (the
 commands reach it through ``LLM_BASE_URL``, as they would reach DeepSeek), and every
@@ -39,8 +40,7 @@ def run_everything(tmp_path: Path, brain: Callable[[dict], dict] | None = None) 
     """Every command of :data:`COMMANDS` against a server started here, in ``tmp_path``."""
     with OfflineServer(brain=brain) as server:
         host_and_path = server.base_url.split("://", 1)[1]
-        env = {"LLM_BASE_URL": f"http://user:{PASSWORD}@{host_and_path}", "LLM_API_KEY": KEY,
-               "LLM_MODEL": "offline"}
+        env = {"LLM_BASE_URL": f"http://{host_and_path}", "LLM_API_KEY": KEY, "LLM_MODEL": "offline"}
         done = [run_cli(*argv, env=env, cwd=tmp_path) for argv in COMMANDS]   # 进程内，一个接一个
     return dict(zip(COMMANDS, done))
 
@@ -95,3 +95,28 @@ def test_the_echoed_key_reached_the_client_and_was_scrubbed(refused):
     assert all(done.returncode == 1 for argv, done in outputs.items() if "-q" in argv)
     runs = [json.loads(line) for line in (where / "d/runs.jsonl").read_text(encoding="utf-8").splitlines()[1:]]
     assert [r["status"] for r in runs] == ["error", "error"] and all("401" in r["error"] for r in runs)
+
+
+def test_credentials_in_the_url_are_refused_before_anything_is_sent(tmp_path):
+    from tests.support.cli import run_cli
+
+    env = {"LLM_BASE_URL": f"http://user:{PASSWORD}@127.0.0.1:9/v1", "LLM_API_KEY": KEY, "LLM_MODEL": "m"}
+    for argv in (("stage3_pure_loop", "-q", "你好"), ("compare", "--prompt", "你好", "--out", "d")):
+        done = run_cli(*argv, env=env, cwd=tmp_path)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.count("\n") == 1 and "LLM_BASE_URL" in done.stderr and "LLM_API_KEY" in done.stderr
+        assert PASSWORD not in done.stderr and KEY not in done.stderr
+
+
+def echoes_the_key_in_its_answer(request: dict) -> dict:
+    from tests.support.scripted import answer
+    from shared.offline_llm.completion import build_completion
+    from shared.offline_llm.conversation import read_conversation
+
+    return build_completion(request, read_conversation(request), answer(f"你的 key 是 {KEY}，别告诉别人。"))
+
+
+def test_a_key_echoed_in_an_answer_is_scrubbed(tmp_path):
+    outputs = run_everything(tmp_path, brain=echoes_the_key_in_its_answer)
+    assert leaks(outputs, tmp_path) == []
+    assert all("***" in r["answer"] for r in records(outputs))

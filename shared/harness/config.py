@@ -36,6 +36,12 @@ ERR_INTEGER = "{variable} 应是非负整数，收到 {value!r}"
 ERR_FAULT = "{variable} 含未知故障模式 {unknown}；可用: {known}"
 ERR_CLOCK = "AGENT_CLOCK 不是合法的 ISO-8601 时间: {value!r}"
 WARN_FAULTS_IGNORED = "注意：故障模式（--faults / OFFLINE_LLM_FAULTS）只作用于内置离线模型；已设置 LLM_BASE_URL，忽略它们。"
+ERR_URL_CREDENTIALS = ("LLM_BASE_URL 里不能带用户名或密码（user:password@）：它会作为 HTTP Basic 认证发出去，"
+                       "还可能被服务器原样写回；key 请放在 LLM_API_KEY")
+ERR_KEY_CHARS = "LLM_API_KEY 含换行、空白或非 ASCII 字符：HTTP 头里放不下（检查是否多复制了一行或一个空格）"
+ERR_DOTENV = ".env 不是 UTF-8 文本（{reason}）：用 UTF-8 重新保存它"
+ERR_INTEGER_RANGE = "{variable} 应是 0 到 {high} 之间的整数，收到 {value!r}"
+MAX_LATENCY_MS = 600_000          # 离线模型最多人为延迟 10 分钟
 ERR_MODEL = "LLM_MODEL 未设置：设置了 LLM_BASE_URL 就要给出模型名（如 deepseek-chat、Qwen/Qwen3-8B、qwen3:8b）"
 
 
@@ -82,7 +88,11 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: Path | None =
     """
     source: dict[str, str] = {}
     if dotenv is not None and dotenv.is_file():
-        source.update({k: v for k, v in dotenv_values(dotenv).items() if v is not None})
+        try:
+            values = dotenv_values(dotenv, encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise ConfigError(".env", ERR_DOTENV.format(reason=error.reason)) from None
+        source.update({k: v for k, v in values.items() if v is not None})
     source.update(os.environ if env is None else env)
 
     def get(name: str) -> str | None:
@@ -91,12 +101,12 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: Path | None =
 
     settings = Settings(
         base_url=_base_url(get("LLM_BASE_URL")),
-        api_key=get("LLM_API_KEY"),
+        api_key=_api_key(get("LLM_API_KEY")),
         model=get("LLM_MODEL") or OFFLINE_MODEL,
         temperature=_number("LLM_TEMPERATURE", get("LLM_TEMPERATURE"), 0.0, low=0, high=2),
         offline_faults=_faults(get("OFFLINE_LLM_FAULTS")),
         offline_seed=_integer("OFFLINE_LLM_SEED", get("OFFLINE_LLM_SEED")),
-        offline_latency_ms=_integer("OFFLINE_LLM_LATENCY_MS", get("OFFLINE_LLM_LATENCY_MS")) or 0,
+        offline_latency_ms=_integer("OFFLINE_LLM_LATENCY_MS", get("OFFLINE_LLM_LATENCY_MS"), high=MAX_LATENCY_MS) or 0,
         timeout=_number("LLM_TIMEOUT", get("LLM_TIMEOUT"), 60.0, low=0.001, high=3600),
         clock=_clock(get("AGENT_CLOCK")),
         data_dir=Path(get("AGENT_DATA_DIR") or ".data"),
@@ -134,10 +144,23 @@ def redact_url(url: str) -> str:
 def _base_url(value: str | None) -> str | None:
     if value is None:
         return None
-    parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+    try:
+        parsed = urlparse(value)
+        parsed.port                      # 端口不是数字、方括号不配对……在这里就报错，而不是等到发请求
+    except ValueError:
+        raise ConfigError("LLM_BASE_URL", ERR_URL) from None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ConfigError("LLM_BASE_URL", ERR_URL)
+    if parsed.username is not None or parsed.password is not None:
+        raise ConfigError("LLM_BASE_URL", ERR_URL_CREDENTIALS)
     return value.rstrip("/")
+
+
+def _api_key(value: str | None) -> str | None:
+    # key 只进 HTTP 头：那里只能放可见的 ASCII；报错时绝不回显 key 本身
+    if value is not None and not (value.isascii() and value.isprintable() and " " not in value):
+        raise ConfigError("LLM_API_KEY", ERR_KEY_CHARS)
+    return value
 
 
 def _number(variable: str, value: str | float | None, default: float, *, low: float,
@@ -153,7 +176,7 @@ def _number(variable: str, value: str | float | None, default: float, *, low: fl
     return number
 
 
-def _integer(variable: str, value: str | int | None) -> int | None:
+def _integer(variable: str, value: str | int | None, *, high: int | None = None) -> int | None:
     if value is None:
         return None
     try:
@@ -162,6 +185,8 @@ def _integer(variable: str, value: str | int | None) -> int | None:
         raise ConfigError(variable, ERR_INTEGER.format(variable=variable, value=value)) from None
     if number < 0:
         raise ConfigError(variable, ERR_INTEGER.format(variable=variable, value=value))
+    if high is not None and number > high:
+        raise ConfigError(variable, ERR_INTEGER_RANGE.format(variable=variable, high=high, value=value))
     return number
 
 

@@ -16,6 +16,7 @@ Two kinds of failure, handled differently (as mini-swe-agent and smolagents do):
 """
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import openai
 
 from shared.harness.endpoint import MAX_RETRIES, Endpoint
 from shared.harness.implementation import Implementation, Outcome
-from shared.harness.meter import ExchangeLog
+from shared.harness.meter import REDACTED, ExchangeLog
 from shared.harness.responses import failure_line
 from shared.harness.run_record import RunRecord, Status, guessed_argument_flags
 from shared.tool_functions import clock_fixed_at
@@ -63,13 +64,13 @@ def run_once(impl: Implementation, prompt: str, endpoint: Endpoint,
         outcome = Outcome(rounds=[], status=Status.ERROR, error=one_line(cause, secret=endpoint.api_key))
     except Exception as bug:
         outcome = Outcome(rounds=[], status=Status.ERROR, error=bug_line(bug, secret=endpoint.api_key))
-        bug.run_record = _finish(record, outcome, impl, options, log, started)
+        bug.run_record = _finish(record, outcome, impl, options, log, started, endpoint.api_key)
         raise
-    return _finish(record, outcome, impl, options, log, started)
+    return _finish(record, outcome, impl, options, log, started, endpoint.api_key)
 
 
 def _finish(record: RunRecord, outcome: Outcome, impl: Implementation, options: RunOptions,
-            log: ExchangeLog, started: float) -> RunRecord:
+            log: ExchangeLog, started: float, endpoint_secret: str = "") -> RunRecord:
     record.rounds, record.status, record.answer = outcome.rounds, outcome.status, outcome.answer
     record.error, record.stopped_at = outcome.error, outcome.stopped_at
     if record.status == Status.ANSWERED and not (record.answer or "").strip():
@@ -80,9 +81,22 @@ def _finish(record: RunRecord, outcome: Outcome, impl: Implementation, options: 
     record.llm_calls = log.llm_calls
     record.usage = log.usage
     record.flags = guessed_argument_flags(record.prompt, record.rounds)
+    if endpoint_secret:
+        scrub(record, endpoint_secret)
     if record.status == Status.MAX_STEPS and not record.stopped_at:
         record.stopped_at = f"{impl.about.step_limit}（max_steps={options.max_steps}）"
     return record
+
+
+def scrub(record: RunRecord, secret: str) -> None:
+    """The key out of everything the model or a tool said (a server may echo it in an answer)."""
+    record.answer = record.answer and record.answer.replace(secret, REDACTED)
+    record.error = record.error and record.error.replace(secret, REDACTED)
+    for round_ in record.rounds:
+        for call in round_:
+            if isinstance(call.get("result"), str):
+                call["result"] = call["result"].replace(secret, REDACTED)
+            call["args"] = json.loads(json.dumps(call["args"], ensure_ascii=False).replace(secret, REDACTED))
 
 
 def one_line(error: BaseException | str, *, secret: str) -> str:
