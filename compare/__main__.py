@@ -36,6 +36,7 @@ from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_s
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
 from shared.harness.arguments import OneLineParser, positive_int
 from shared.harness.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
+from shared.harness import human
 from shared.harness.endpoint import open_endpoint
 from compare.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
 from shared.harness.run_record import RunRecord, Status
@@ -54,6 +55,8 @@ ERR_TEMPERATURE = "--temperature 应是 0 到 2 之间的数，收到 {value!r}"
 ERR_BOTH_SOURCES = "--prompt 与 --suite 只能二选一（--prompt 会取代题库）"
 ERR_RECORD_REPLAY = "--record 与 --replay 只能二选一"
 ERR_EMPTY_PROMPT = "--prompt 不能是空字符串"
+ERR_HUMAN_IMPLS = "--model human 只能配一个实现：用 --impl NAME 点名一个（你要亲自回答它的每个请求）"
+ERR_HUMAN_REPLAY = "--model human 与 --replay 只能二选一（模型要么是你，要么是 cassette）"
 ERR_WRITE = "无法写入 {path}: {reason}"
 MSG_INTERRUPTED = "中断：已完成的 {done} 次运行保存在 {path}；同一命令加 --resume 即可接着跑。"
 MSG_ALL_ERRORS = "注意：全部 {n} 次运行都以 error 结束（例如：{error}），判定只说明它们错得一样。"
@@ -97,6 +100,7 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help="报告目录（默认 reports/）")
     parser.add_argument("--resume", action="store_true", help="接着上次中断的 sweep 跑，已完成的不重跑")
     parser.add_argument("--json", action="store_true", help="只在 stdout 输出一个 JSON 对象")
+    parser.add_argument("--model", choices=[human.HUMAN], help="human：你来当模型（只能配一个 --impl）")
     return parser
 
 
@@ -106,6 +110,10 @@ def make_plan(args) -> Plan:
         raise UsageError(ERR_BOTH_SOURCES)
     if args.record is not None and args.replay is not None:
         raise UsageError(ERR_RECORD_REPLAY)
+    if args.model == human.HUMAN and len(set(args.impl or IMPLEMENTATIONS)) != 1:
+        raise UsageError(ERR_HUMAN_IMPLS)
+    if args.model == human.HUMAN and args.replay is not None:
+        raise UsageError(ERR_HUMAN_REPLAY)
     try:
         impls = [get_implementation(n) for n in dict.fromkeys(args.impl or IMPLEMENTATIONS)]
     except UnknownImplementationError as error:
@@ -150,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         print(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
         return 2
     settings = load_settings_or_exit(offline_faults=args.faults)
+    if args.model == human.HUMAN:
+        settings = human.play_settings(settings)
     temperatures = plan.temperatures or [float(settings.temperature)]
     clock = settings.clock or DEFAULT_CLOCK
     results = ResultsFile(args.out / RESULTS_FILE)
@@ -186,6 +196,8 @@ def _header(settings: Settings, args, clock: str) -> dict:
 
 def _where(settings: Settings) -> str:
     # URL 里偶尔带着 user:password@，报告与结果文件里都不该出现
+    if settings.model == human.HUMAN:
+        return human.HUMAN
     return "offline" if settings.offline else redact_url(settings.base_url)
 
 
@@ -196,10 +208,14 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
     todo = [job for job in jobs if job.key not in finished]
     brain = plan.cassette.brain if plan.cassette else None
     show_progress = not args.json and sys.stderr.isatty()
+    concurrency = args.concurrency
+    if args.model == human.HUMAN:           # 你就是模型：一次只回答一个请求，进度条也别挡着
+        brain = human.HumanBrain(stream="stderr" if args.json else "stdout")
+        show_progress, concurrency = False, 1
     with open_endpoint(settings, brain=brain) as endpoint, \
             progress_bar(len(todo), enabled=show_progress) as tick:
         base = RunOptions(serial=args.serial, max_steps=args.max_steps, clock=clock)
-        new = run_sweep(todo, endpoint, results=results, concurrency=args.concurrency,
+        new = run_sweep(todo, endpoint, results=results, concurrency=concurrency,
                         options=base, on_done=tick)
     order = {job.key: i for i, job in enumerate(jobs)}
     # 续跑时文件里可能有这次没点名的运行（换了 --impl/--prompt）：报告只看这次的计划
