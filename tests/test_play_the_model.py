@@ -6,6 +6,7 @@ learner types at the ``模型>`` prompt (the stage commands read their question 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from langchain_core.tools import tool
@@ -13,7 +14,7 @@ from langchain_core.tools import tool
 import shared.tools
 from shared.harness.human import PROMPT, ReplyError, ToolSchema, parse_reply
 from shared.offline_llm.decision import Decision, ToolCall
-from tests.support.agents import ARTICLE_QUESTION
+from tests.support.agents import ARTICLE_QUESTION, ROOT
 from tests.support.cli import run_cli
 
 PLAY = ("--model", "human")
@@ -96,22 +97,31 @@ def test_compare_refuses_to_play_more_than_one_implementation(impls, tmp_path):
     assert done.stderr.count("\n") == 1 and "--model human 只能配一个实现" in done.stderr
 
 
-def test_a_tool_the_learner_adds_is_usable_offline(monkeypatch):
-    @tool
-    def get_exchange_rate(base: str, quote: str) -> str:
-        """查询汇率。参数 base: 原币种，如 USD；quote: 目标币种，如 HKD。"""
-        return f"1 {base} = 7.8 {quote}"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
-    shared.tools.TOOLS.append(get_exchange_rate)      # 和 README 的步骤一样：加进 TOOLS（finally 里移除）
+
+def readme_tool_walkthrough():
+    """The README's added tool (its code, run as written) and the trace the README shows."""
+    code = re.search(r"<!-- human-tool:begin -->\n```python\n(.*?)```", README, flags=re.S).group(1)
+    namespace: dict = {}
+    exec(code, namespace)                     # noqa: S102 — README 里的代码，原样
+    trace = re.search(r"```\n(-- Agent 推理过程 --\n\[2\] 👤 用户: 100 美元是多少港元？\n.*?-- 推理结束 --)\n```",
+                      README, flags=re.S).group(1)
+    return tool(namespace["get_exchange_rate"]), trace
+
+
+def test_a_tool_the_learner_adds_is_usable_offline(monkeypatch):
+    get_exchange_rate, readme_trace = readme_tool_walkthrough()
+    shared.tools.TOOLS.append(get_exchange_rate)      # README 的第 2 步：加进 TOOLS（finally 里移除）
     monkeypatch.setitem(shared.tools.TOOL_MAP, "get_exchange_rate", get_exchange_rate)
     try:
-        done = run_cli("stage3_pure_loop", "-q", "100 美元是多少港元？", *PLAY,
+        done = run_cli("stage3_pure_loop", "--model", "human", "-q", "100 美元是多少港元？",
                        input="get_exchange_rate base=USD quote=HKD\n100 美元约 780 港元。\n")
     finally:
         shared.tools.TOOLS.remove(get_exchange_rate)
     assert done.returncode == 0, done.stderr
-    assert "get_exchange_rate(base: string, quote: string)" in done.stdout      # 它的 schema 在请求里
-    assert "[4] 🔧 工具返回: 1 USD = 7.8 HKD" in done.stdout
+    assert "get_exchange_rate(base: string, quote: string)  查询汇率。" in done.stdout   # 它的 schema 在请求里
+    assert done.stdout[done.stdout.index("-- Agent 推理过程 --"):].strip() == readme_trace
 
 
 SCHEMAS = {"calculate": ToolSchema("calculate", ("expression",), ("expression",), {"expression": "string"}),
