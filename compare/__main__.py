@@ -4,7 +4,7 @@ The command line the README documents ("compare"), plus ``--max-steps``:
 
     python -m compare [--impl NAME ...] [--prompt TEXT ...] [--suite FILE] [--temperature T ...]
                       [--runs N] [--concurrency N] [--serial] [--faults LIST] [--max-steps N]
-                      [--record FILE] [--replay FILE] [--out DIR] [--resume] [--json]
+                      [--record FILE] [--replay FILE ...] [--out DIR] [--resume] [--json] [--model human]
 
 What it does, in order: read the settings once; fix the clock (``AGENT_CLOCK``, see
 :data:`DEFAULT_CLOCK`) so ``get_current_time`` answers the same in every implementation;
@@ -36,6 +36,7 @@ from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_s
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
 from shared.harness.arguments import OneLineParser, positive_int
 from shared.harness.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
+from shared.harness import human
 from shared.harness.endpoint import open_endpoint
 from compare.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
 from shared.harness.run_record import RunRecord, Status
@@ -54,6 +55,9 @@ ERR_TEMPERATURE = "--temperature 应是 0 到 2 之间的数，收到 {value!r}"
 ERR_BOTH_SOURCES = "--prompt 与 --suite 只能二选一（--prompt 会取代题库）"
 ERR_RECORD_REPLAY = "--record 与 --replay 只能二选一"
 ERR_EMPTY_PROMPT = "--prompt 不能是空字符串"
+ERR_HUMAN_IMPLS = "--model human 只能配一个实现：用 --impl NAME 点名一个（你要亲自回答它的每个请求）"
+ERR_HUMAN_REPLAY = "--model human 与 --replay 只能二选一（模型要么是你，要么是 cassette）"
+ERR_REPLAY_RUNS = "--replay 给了 {n} 个 cassette（第 r 个回答第 r 次运行），--runs 应省略或等于 {n}"
 ERR_WRITE = "无法写入 {path}: {reason}"
 MSG_INTERRUPTED = "中断：已完成的 {done} 次运行保存在 {path}；同一命令加 --resume 即可接着跑。"
 MSG_ALL_ERRORS = "注意：全部 {n} 次运行都以 error 结束（例如：{error}），判定只说明它们错得一样。"
@@ -75,7 +79,7 @@ class Plan:
     prompts: list[SuitePrompt]
     temperatures: list[float] | None       # None：用配置里的温度
     runs: int
-    cassette: Cassette | None
+    cassettes: list[Cassette]             # 几个 cassette：第 r 个回答第 r 次运行
 
 
 def build_parser() -> OneLineParser:
@@ -93,10 +97,12 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--max-steps", type=positive_int, default=10, metavar="N",
                         help="每次运行最多调用模型几次（默认 10）")
     parser.add_argument("--record", type=Path, metavar="FILE", help="把模型的每个回答录进 cassette")
-    parser.add_argument("--replay", type=Path, metavar="FILE", help="用 cassette 回放模型的回答")
+    parser.add_argument("--replay", type=Path, nargs="+", metavar="FILE",
+                        help="用 cassette 回放模型的回答；给几个文件，第 r 个回答第 r 次运行")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help="报告目录（默认 reports/）")
     parser.add_argument("--resume", action="store_true", help="接着上次中断的 sweep 跑，已完成的不重跑")
     parser.add_argument("--json", action="store_true", help="只在 stdout 输出一个 JSON 对象")
+    parser.add_argument("--model", choices=[human.HUMAN], help="human：你来当模型（只能配一个 --impl）")
     return parser
 
 
@@ -106,22 +112,38 @@ def make_plan(args) -> Plan:
         raise UsageError(ERR_BOTH_SOURCES)
     if args.record is not None and args.replay is not None:
         raise UsageError(ERR_RECORD_REPLAY)
+    if args.model == human.HUMAN and len(set(args.impl or IMPLEMENTATIONS)) != 1:
+        raise UsageError(ERR_HUMAN_IMPLS)
+    if args.model == human.HUMAN and args.replay is not None:
+        raise UsageError(ERR_HUMAN_REPLAY)
     try:
         impls = [get_implementation(n) for n in dict.fromkeys(args.impl or IMPLEMENTATIONS)]
     except UnknownImplementationError as error:
         raise UsageError(f"--impl: {error}") from None
-    cassette = Cassette.load(args.replay) if args.replay else None
-    if cassette and cassette.protocols and not args.impl:
+    cassettes = [Cassette.load(path) for path in args.replay or []]
+    protocols = {p for c in cassettes for p in c.protocols}
+    if protocols and not args.impl:
         # 回放时默认只跑录制时那种协议的实现（另一种协议的请求注定对不上）
-        impls = [i for i in impls if i.protocol in cassette.protocols]
+        impls = [i for i in impls if i.protocol in protocols]
+    runs = args.runs
+    if len(cassettes) > 1:
+        if runs not in (1, len(cassettes)):
+            raise UsageError(ERR_REPLAY_RUNS.format(n=len(cassettes)))
+        runs = len(cassettes)
+    # cassette 可以写明它回答的问题和温度：回放时没点名，就用它们（而不是整个题库）
+    recorded_prompts = list(dict.fromkeys(p for c in cassettes for p in c.prompts))
     if args.prompt is not None:
         if not all(p.strip() for p in args.prompt):
             raise UsageError(ERR_EMPTY_PROMPT)
         prompts = ad_hoc(list(dict.fromkeys(args.prompt)), _default_suite_or_nothing())
+    elif args.suite is None and recorded_prompts:
+        prompts = ad_hoc(recorded_prompts, _default_suite_or_nothing())
     else:
         prompts = load_suite(args.suite or DEFAULT_SUITE)
     temperatures = [_temperature(t) for t in args.temperature] if args.temperature else None
-    return Plan(impls, prompts, temperatures and list(dict.fromkeys(temperatures)), args.runs, cassette)
+    if temperatures is None and any(c.temperatures for c in cassettes):
+        temperatures = [float(t) for c in cassettes for t in c.temperatures]
+    return Plan(impls, prompts, temperatures and list(dict.fromkeys(temperatures)), runs, cassettes)
 
 
 def _default_suite_or_nothing() -> list[SuitePrompt]:
@@ -150,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         print(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
         return 2
     settings = load_settings_or_exit(offline_faults=args.faults)
+    if args.model == human.HUMAN:
+        settings = human.play_settings(settings)
     temperatures = plan.temperatures or [float(settings.temperature)]
     clock = settings.clock or DEFAULT_CLOCK
     results = ResultsFile(args.out / RESULTS_FILE)
@@ -181,11 +205,13 @@ def _header(settings: Settings, args, clock: str) -> dict:
     """The settings that shape a trace: a resumed sweep must have the same ones."""
     return {"endpoint": _where(settings), "model": settings.model, "faults": list(settings.offline_faults),
             "serial": args.serial, "max_steps": args.max_steps, "clock": clock,
-            "replay": str(args.replay) if args.replay else None}
+            "replay": ", ".join(map(str, args.replay)) if args.replay else None}
 
 
 def _where(settings: Settings) -> str:
     # URL 里偶尔带着 user:password@，报告与结果文件里都不该出现
+    if settings.model == human.HUMAN:
+        return human.HUMAN
     return "offline" if settings.offline else redact_url(settings.base_url)
 
 
@@ -194,13 +220,22 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
     previous = results.start(header, resume=args.resume)
     finished = {record_key(r) for r in previous}
     todo = [job for job in jobs if job.key not in finished]
-    brain = plan.cassette.brain if plan.cassette else None
     show_progress = not args.json and sys.stderr.isatty()
-    with open_endpoint(settings, brain=brain) as endpoint, \
-            progress_bar(len(todo), enabled=show_progress) as tick:
-        base = RunOptions(serial=args.serial, max_steps=args.max_steps, clock=clock)
-        new = run_sweep(todo, endpoint, results=results, concurrency=args.concurrency,
-                        options=base, on_done=tick)
+    concurrency = args.concurrency
+    if len(plan.cassettes) > 1:             # 第 r 个 cassette 回答第 r 次运行：每个一台服务器
+        groups = [(c.brain, [j for j in todo if j.run == r]) for r, c in enumerate(plan.cassettes)]
+    else:
+        groups = [(plan.cassettes[0].brain if plan.cassettes else None, todo)]
+    if args.model == human.HUMAN:           # 你就是模型：一次只回答一个请求，进度条也别挡着
+        groups = [(human.HumanBrain(stream="stderr" if args.json else "stdout"), todo)]
+        show_progress, concurrency = False, 1
+    base = RunOptions(serial=args.serial, max_steps=args.max_steps, clock=clock)
+    new: list[RunRecord] = []
+    with progress_bar(len(todo), enabled=show_progress) as tick:
+        for brain, group in groups:
+            with open_endpoint(settings, brain=brain) as endpoint:
+                new += run_sweep(group, endpoint, results=results, concurrency=concurrency,
+                                 options=base, on_done=tick)
     order = {job.key: i for i, job in enumerate(jobs)}
     # 续跑时文件里可能有这次没点名的运行（换了 --impl/--prompt）：报告只看这次的计划
     records = [r for r in [*previous, *new] if record_key(r) in order]
@@ -212,7 +247,8 @@ def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str],
     paths = write_reports(report, args.out)
     lines = [MSG_WRITTEN.format(files=", ".join(str(p) for p in paths))]
     if args.record:
-        cassette = Cassette()
+        cassette = Cassette(prompts=list(dict.fromkeys(r.prompt for r in records)),
+                            temperatures=list(dict.fromkeys(r.temperature for r in records)))
         for record in records:
             if cassette.add_exchanges(record.exchanges):
                 cassette.protocols.add(protocols[record.impl])

@@ -21,6 +21,13 @@ the run is recorded with status ``error`` and that message.
 The file is plain JSON for people to read: request bodies and response bodies only, no
 headers, so the API key (a header) is never in it; :meth:`Cassette.save` checks that too.
 
+A cassette also names the questions and temperatures it answers (``prompts``,
+``temperatures``): replayed without ``--prompt`` / ``--temperature``, compare asks exactly
+those. An optional ``note`` says where the answers come from (the article's transcribed
+traces in ``compare/cassettes/`` say so there). Several cassettes can be replayed at once,
+one per run (``--replay A B``: A answers run 0, B run 1): at temperature 0 two runs send
+the same requests, so one cassette could hold only one answer for them.
+
 Left out: streamed responses (a stream's body is server-sent events, not a completion
 object; such exchanges are not recorded), matching "nearby" requests.
 """
@@ -79,6 +86,10 @@ class Cassette:
     # 录制时用到的协议（function_calling / json）：回放时默认只跑这些协议的实现，
     # 因为另一种协议的请求从第一条消息起就不同，注定对不上
     protocols: set[str] = field(default_factory=set)
+    # 录制时问过的问题和温度：回放时命令行没点名，就用这些（见 compare 的 --replay）
+    prompts: list[str] = field(default_factory=list)
+    temperatures: list[float] = field(default_factory=list)
+    note: str | None = None               # 人写的说明，例如"转录自文章的 trace"
 
     def add(self, request: dict, response: dict) -> None:
         """Record one answer; the first answer to a request wins."""
@@ -124,7 +135,11 @@ class Cassette:
         return ERR_MISS_EXTRA.format(index=best + 1)
 
     def to_dict(self) -> dict:
-        return {"format": CASSETTE_FORMAT, "about": CASSETTE_ABOUT, "protocols": sorted(self.protocols),
+        head = {"format": CASSETTE_FORMAT, "about": CASSETTE_ABOUT}
+        if self.note:
+            head["note"] = self.note
+        return {**head, "protocols": sorted(self.protocols), "prompts": self.prompts,
+                "temperatures": self.temperatures,
                 "interactions": [{"key": h, **entry} for h, entry in self.interactions.items()]}
 
     def save(self, path: Path, *, secret: str | None = None) -> None:
@@ -146,7 +161,11 @@ class Cassette:
         if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT \
                 or not isinstance(data.get("interactions"), list):
             raise CassetteError(ERR_FORMAT.format(path=path, format=CASSETTE_FORMAT))
-        cassette = cls(protocols={p for p in data.get("protocols", []) if isinstance(p, str)})
+        cassette = cls(protocols={p for p in data.get("protocols", []) if isinstance(p, str)},
+                       prompts=[p for p in data.get("prompts", []) if isinstance(p, str) and p.strip()],
+                       temperatures=[t for t in data.get("temperatures", [])
+                                     if isinstance(t, (int, float)) and not isinstance(t, bool) and 0 <= t <= 2],
+                       note=data.get("note") if isinstance(data.get("note"), str) else None)
         for entry in data["interactions"]:
             if isinstance(entry, dict) and isinstance(entry.get("request"), dict) and "response" in entry:
                 # 用文件里的 request 重新算 hash：手改过的 cassette 也能用

@@ -18,15 +18,18 @@ prompt 里，模型被要求"只输出 ``{"tool": ..., "args": {...}}``"，调�
 本文件**故意保留**文章的天真写法（修复版见 ``hardened_loop.py``），离线模型的故障模式
 （``--faults chatty`` 等）能把它一个个弄坏。
 
-和文章原文的不同，每一处都有原因：
-- 工具用仓库共享的四个纯函数（``shared.tool_functions``，不依赖 LangChain），计算器是
-  AST 安全求值，不是 ``eval``（文章"方向 2"自己指出的隐患）；
+和文章原文的不同，每一处都有原因（逐条的完整清单在 README「json_loop 和第二篇原文的每一处不同」）：
+- 工具用仓库共享的四个纯函数（``shared.tool_functions``，不依赖 LangChain），计算器叫
+  ``calculate``（第三篇和三个 stage 的名字，不是 ``calculator``），是 AST 安全求值，不是
+  ``eval``（文章"方向 2"自己指出的隐患）；工具出错一律变成回给模型的一句话（原文参数名
+  不对会让整个循环崩溃）；
 - ``client`` / ``model`` 是参数，不是模块级全局变量：同一份代码接离线模型或真实端点；
   不传就用配置的端点（``shared/llm.py``），所以 ``run_agent("...")`` 照样能跑；
 - 第 2 步的判断抽成了 ``parse_reply``：加固版的修复 1 就是换掉这一个函数；
 - ``run_agent`` 一边循环一边记下每轮调用（``rounds``），交给 ``shared.harness.runner`` 变成和
   三个 stage 同一格式的运行记录，compare 才能逐轮对比；
 - SYSTEM_PROMPT 里的 JSON 花括号写成 ``{{ }}``：文章原文直接 ``.format()`` 会 KeyError。
+- ``message.content`` 为 ``None`` 时当空串（原文的 ``.strip()`` 会 AttributeError）。
 
 Left out on purpose: every fix of section five (``hardened_loop.py``), streaming,
 function calling (that is stages 1-3), memory across questions.

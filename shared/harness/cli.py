@@ -16,6 +16,7 @@ from collections.abc import Callable
 from shared.harness.arguments import OneLineParser, positive_int
 from shared.harness.config import load_settings_or_exit, redact_url
 from shared.harness.endpoint import Endpoint, open_endpoint
+from shared.harness import human
 from shared.harness.implementation import About, Implementation
 from shared.harness.run_record import Status
 from shared.harness.runner import RunOptions, run_once
@@ -40,6 +41,7 @@ def build_parser(about: About, *, graph: bool) -> argparse.ArgumentParser:
     parser.add_argument("--faults", help="离线模型注入的故障模式，逗号分隔（同 OFFLINE_LLM_FAULTS）")
     parser.add_argument("--json", action="store_true", help="只输出一个 JSON 对象：运行记录")
     parser.add_argument("--show-config", action="store_true", help="打印生效的配置（key 已遮盖）后退出")
+    parser.add_argument("--model", choices=[human.HUMAN], help="human：你来当模型，agent 的每个请求都由你回答")
     if about.fixes:
         parser.add_argument("--no-fix", action="append", default=[], metavar="NAME",
                             help=f"关掉一个修复，可重复: {', '.join(about.fixes)}")
@@ -68,8 +70,11 @@ def main(run_agent: Callable, about: About, argv: list[str] | None = None, *,
         return 0
     options = RunOptions(temperature=settings.temperature, max_steps=args.max_steps,
                          serial=args.serial, disabled_fixes=disabled, clock=settings.clock)
+    brain = None
+    if args.model == human.HUMAN:           # 玩家当模型：仍然走内置服务器的 HTTP，换的只是大脑
+        settings, brain = human.play_settings(settings), human.HumanBrain(stream="stderr" if args.json else "stdout")
     try:
-        with open_endpoint(settings) as endpoint:
+        with open_endpoint(settings, brain=brain) as endpoint:
             if args.question is not None:
                 return _answer_one(impl, args.question, endpoint, options, as_json=args.json)
             return _repl(impl, endpoint, options, as_json=args.json)
@@ -79,6 +84,8 @@ def main(run_agent: Callable, about: About, argv: list[str] | None = None, *,
 
 
 def _model_line(endpoint: Endpoint) -> str:
+    if endpoint.model == human.HUMAN:
+        return human.MODEL_LINE
     where = OFFLINE_WHERE if endpoint.offline else redact_url(endpoint.base_url)
     return MODEL_LINE.format(model=endpoint.model, where=where)
 
