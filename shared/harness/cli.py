@@ -18,6 +18,7 @@ from shared.harness.config import load_settings_or_exit, redact_url
 from shared.harness.endpoint import Endpoint, open_endpoint
 from shared.harness import human
 from shared.harness.implementation import About, Implementation
+from shared.harness.process import exit_status_of
 from shared.harness.run_record import Status
 from shared.harness.runner import RunOptions, run_once
 from shared.harness.trace import print_trace
@@ -53,6 +54,10 @@ def build_parser(about: About, *, graph: bool) -> argparse.ArgumentParser:
 def main(run_agent: Callable, about: About, argv: list[str] | None = None, *,
          graph: Callable[[], str] | None = None) -> int:
     """Run ``run_agent`` as the command ``about.command``; returns the exit status."""
+    return exit_status_of(lambda: _main(run_agent, about, argv, graph=graph))
+
+
+def _main(run_agent: Callable, about: About, argv: list[str] | None, *, graph: Callable[[], str] | None) -> int:
     impl = Implementation(about, run_agent)
     parser = build_parser(about, graph=graph is not None)
     args = parser.parse_args(argv)
@@ -128,3 +133,5 @@ def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> in
             print(json.dumps(record.to_dict(), ensure_ascii=False), flush=True)
         else:
             print_trace(record)
+            # 显式 flush：input() 会吞掉它自己 flush 时的错误，读者关掉管道（| head）我们就永远不知道
+            sys.stdout.flush()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from shared.harness.text import for_terminal
 from shared.harness.run_record import LoopResult, RunRecord, Status, as_record
 
 STATUS_LINES = {
@@ -23,22 +24,26 @@ STOPPED_LINE = "⛔ 被守卫终止：{detail}"
 
 def print_trace(run: RunRecord | LoopResult | list, file=None) -> None:
     record, file = as_record(run), file or sys.stdout    # 运行时才取 sys.stdout：重定向也能接住
-    print("\n-- Agent 推理过程 --", file=file)
+
+    def show(line: str) -> None:                         # 模型和工具写的字可能带控制字符：先变成可见的
+        print(for_terminal(line), file=file)
+
+    show("\n-- Agent 推理过程 --")
     index = 2                                      # [1] 是系统提示词，不打印
-    print(f"[{index}] 👤 用户: {record.prompt}", file=file)
+    show(f"[{index}] 👤 用户: {record.prompt}")
     for round_ in record.rounds:
         index += 1
         for call in round_:
-            print(f"[{index}] 🤖 AI 调用工具: {call['name']}({call['args']})", file=file)
+            show(f"[{index}] 🤖 AI 调用工具: {call['name']}({call['args']})")
         for call in round_:
             if call.get("result") is not None:
                 index += 1
-                print(f"[{index}] 🔧 工具返回: {call['result']}", file=file)
+                show(f"[{index}] 🔧 工具返回: {call['result']}")
     if record.status == Status.ANSWERED:
-        print(f"[{index + 1}] 🤖 AI 回答: {record.answer}", file=file)
+        show(f"[{index + 1}] 🤖 AI 回答: {record.answer}")
     else:
         template = STATUS_LINES.get(record.status, STOPPED_LINE)
-        print(template.format(detail=record.stopped_at or record.error or record.status), file=file)
+        show(template.format(detail=record.stopped_at or record.error or record.status))
     for flag in record.flags:
-        print(f"⚠️ {flag['kind']}（第 {flag['round']} 轮 {flag['tool']}）：{flag['detail']}", file=file)
-    print("-- 推理结束 --", file=file)
+        show(f"⚠️ {flag['kind']}（第 {flag['round']} 轮 {flag['tool']}）：{flag['detail']}")
+    show("-- 推理结束 --")
