@@ -22,7 +22,7 @@ from shared.calculator import CalculationError, evaluate, format_number
 from shared.offline_llm.intents import (ARITHMETIC, FAREWELL, GREETING, HOLDING, IDENTITY, PRICE, THANKS,
                                         TIME, WEATHER, Step)
 from shared.offline_llm.progress import Progress
-from shared.tool_functions import TOOL_ERROR
+from shared.offline_llm.lesson_wording import TOOLTOOL_ERROR_PREFIX
 
 _CITIES = "、".join(c.name for c in market_data.CITIES)
 _STOCKS = "、".join(s.name for s in market_data.STOCKS)
@@ -59,7 +59,6 @@ _TASKS = {
     HOLDING: "计算 {quantity} 股{subject}的市值",
 }
 
-_ERROR_PREFIX = TOOL_ERROR.format(reason="")          # "工具执行出错: "
 _SENTENCE_END = "。！？.!?"
 
 
@@ -86,10 +85,10 @@ def _describe(progress: Progress, index: int) -> str:
     if observation is None:
         return _not_done(step)
     result = observation.result.strip()
-    if step.kind == TIME and not result.startswith(_ERROR_PREFIX):
+    if step.kind == TIME and not result.startswith(TOOL_ERROR_PREFIX):
         return TIME_ANSWER.format(result=result)
     if step.kind == ARITHMETIC:
-        failed = result.startswith(_ERROR_PREFIX)
+        failed = result.startswith(TOOL_ERROR_PREFIX)
         template = ARITHMETIC_FAILED if failed else ARITHMETIC_ANSWER
         return template.format(expression=step.subject, result=result if failed else plain_number(result))
     return result          # 天气、股价（含"未找到"）：工具怎么说就怎么转述
@@ -109,7 +108,7 @@ def _holding(progress: Progress, index: int) -> str:
     asked = str(observation.args.get("expression", "")) if isinstance(observation.args, dict) else ""
     result = observation.result.strip()
     if _same_expression(asked, expected):
-        if result.startswith(_ERROR_PREFIX):
+        if result.startswith(TOOL_ERROR_PREFIX):
             return HOLDING_FAILED.format(quantity=step.quantity, stock=stock, result=result)
         return _holding_value(step, stock, price.text, price.currency, result)
     # 观察到的 calculate 不是按真实股价算的（并行时猜的 300）：用查到的股价重算，并说明纠正

@@ -25,7 +25,7 @@ conversation each time, ``conversation.py``)::
   5  first turn, temperature T > 0, ≥ 2 callable  with probability 1 − e^(−T), seeded (sampling.py):
      steps, parallel_tool_calls not false,        ONE round with every call at once; a holding's price
      function-calling protocol                    is not known yet, so it is guessed from
-                                                  Stock.stale_price: calculate("300 * 100") for 腾讯
+                                                  memory.py: calculate("300 * 100") for 腾讯
   6  otherwise, a step is ready                   exactly one call: the first ready step in plan order;
                                                   a holding's expression copies the observed price
                                                   verbatim: calculate({"expression": "385.6 * 100"})
@@ -47,7 +47,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared import market_data
 from shared.calculator import format_number
 from shared.offline_llm.answer import CAPABILITY_SENTENCE, SMALL_TALK_REPLIES, final_answer, plain_number
 from shared.offline_llm.completion import build_completion
@@ -55,6 +54,7 @@ from shared.offline_llm.conversation import FUNCTION_CALLING, Conversation, read
 from shared.offline_llm.decision import Decision, ToolCall
 from shared.offline_llm.faults import FaultContext, apply_faults, check_fault_modes
 from shared.offline_llm.intents import HOLDING, make_plan, small_talk
+from shared.offline_llm.memory import remembered_price
 from shared.offline_llm.progress import Progress, track_progress
 from shared.offline_llm.sampling import chooses_parallel, derived_rng, seed_material, temperature_of
 
@@ -124,7 +124,7 @@ def _guessed_call(progress: Progress, index: int) -> ToolCall | None:
     """A step's call in the parallel round, where no result is known yet.
 
     A holding needs a price nobody has returned: the "model" fills in what it remembers,
-    ``Stock.stale_price`` (腾讯 -> 300), exactly the article's ``calculate("300 * 100")``.
+    ``memory.remembered_price`` (腾讯 -> 300), exactly the article's ``calculate("300 * 100")``.
     A stock it has never heard of has no such memory: that call is left out.
     """
     step = progress.plan[index]
@@ -132,9 +132,9 @@ def _guessed_call(progress: Progress, index: int) -> ToolCall | None:
         return None
     if step.kind != HOLDING:
         return _call(progress, index)
-    stock = market_data.find_stock(step.subject)
-    if stock is None:
+    remembered = remembered_price(step.subject)
+    if remembered is None:
         return None
-    guess = f"{plain_number(format_number(stock.stale_price))} * {step.quantity}"
+    guess = f"{plain_number(format_number(remembered))} * {step.quantity}"
     return ToolCall(progress.offered_name(step) or step.tool, {"expression": guess})
 
