@@ -22,7 +22,7 @@ from shared.calculator import CalculationError, evaluate, format_number
 from shared.offline_llm.intents import (ARITHMETIC, FAREWELL, GREETING, HOLDING, IDENTITY, PRICE, THANKS,
                                         TIME, WEATHER, Step)
 from shared.offline_llm.progress import Progress
-from shared.offline_llm.lesson_wording import TOOLTOOL_ERROR_PREFIX
+from shared.offline_llm.lesson_wording import TOOL_ERROR_PREFIX
 
 _CITIES = "、".join(c.name for c in market_data.CITIES)
 _STOCKS = "、".join(s.name for s in market_data.STOCKS)
