@@ -146,9 +146,17 @@ def test_streaming_reassembles_to_the_same_calls_answer_and_usage(client):
     assert any(count > 1 for r in streamed for count in r["pieces"].values())
 
 
-def test_tool_call_ids_are_stable_across_replays(client):
-    _, _, first = converse(client, ARTICLE_QUESTION, temperature=0)
-    _, _, second = converse(client, ARTICLE_QUESTION, temperature=0)
+def test_ids_are_unique_per_response_like_a_real_endpoint(client):
+    completions = [client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "北京天气"}],
+                                                  tools=SCHEMAS, temperature=0) for _ in range(30)]
+    assert len({c.id for c in completions}) == 30
+    assert len({c.choices[0].message.tool_calls[0].id for c in completions}) == 30
+
+
+def test_fixed_ids_are_stable_across_replays_when_asked_for():
+    with OfflineServer(fixed_ids=True) as srv, OpenAI(base_url=srv.base_url, api_key="x", max_retries=0) as sdk:
+        _, _, first = converse(sdk, ARTICLE_QUESTION, temperature=0)
+        _, _, second = converse(sdk, ARTICLE_QUESTION, temperature=0)
     ids = [c["id"] for r in first for c in r["tool_calls"]]
     assert ids == [c["id"] for r in second for c in r["tool_calls"]]
     assert len(set(ids)) == len(ids) == 3
@@ -290,8 +298,8 @@ def test_usage_is_counted_not_constant(client):
     (b'{"messages": []}', "messages"),
     (b'{"messages": [{"role": "robot", "content": "hi"}]}', "messages[0].role"),
     (b'{"messages": [{"content": "hi"}]}', "messages[0].role"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}', "temperature"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 3}', "temperature"),
+    (b'{"model": "offline", "messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}', "temperature"),
+    (b'{"model": "offline", "messages": [{"role": "user", "content": "hi"}], "temperature": 3}', "temperature"),
 ])
 def test_malformed_requests_get_400_with_an_openai_style_error(server, body, param):
     response = httpx.post(f"{server.base_url}/chat/completions", content=body,

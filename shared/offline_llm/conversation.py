@@ -65,7 +65,7 @@ def is_json_protocol(request: dict) -> bool:
     """No ``tools`` offered, and a system prompt that describes the JSON call format."""
     if request.get("tools"):
         return False
-    system = _system_text(request.get("messages") or [])
+    system = system_text(request.get("messages") or [])
     return all(marker in system for marker in JSON_PROTOCOL_MARKERS)
 
 
@@ -184,7 +184,7 @@ def _read_json_protocol(messages: list[dict]) -> Conversation:
         question_index=question_index,
         observations=observations,
         turn=sum(1 for m in messages[question_index + 1:] if m.get("role") == "assistant"),
-        offered_tools=tuple(dict.fromkeys(TOOL_LINE.findall(_system_text(messages)))),
+        offered_tools=tuple(dict.fromkeys(TOOL_LINE.findall(system_text(messages)))),
     )
 
 
@@ -201,7 +201,8 @@ def _is_feedback(messages: list[dict], index: int) -> bool:
             and (is_feedback_wording(text) or (not make_plan(text) and small_talk(text) is None)))
 
 
-def _system_text(messages: list) -> str:
+def system_text(messages: list) -> str:
+    """The text of every system / developer message, joined."""
     return "\n".join(message_text(m) for m in messages
                      if isinstance(m, dict) and m.get("role") in ("system", "developer"))
 
