@@ -67,7 +67,7 @@ ACTIONS: tuple[Action, ...] = (
                                  r"\bsend\b[^.?!]{0,20}?\b(?:e-?mails?|messages?|texts?|sms)\b|\b(?:e-?mail|text)\s+(?:my|him|her|them|the)\b",
                                  re.IGNORECASE),
            "替你发邮件或消息", "send_message"),
-    Action("reminder", re.compile(r"提醒我|设(?:一个|个|置)?闹钟|定(?:一个|个)?闹钟|加到日程|日历里|"
+    Action("reminder", re.compile(r"提醒我|[设定][^。？！?!，,]{0,8}?闹钟|加到日程|日历里|"
                                   r"\bremind me\b|\bset (?:an? )?(?:alarm|reminder|timer)\b", re.IGNORECASE),
            "设提醒或闹钟", "set_reminder"),
     Action("search", re.compile(r"新闻|头条|搜索|搜一下|搜搜|上网查|百度一下|\bnews\b|\bheadlines?\b|"

@@ -92,6 +92,7 @@ def action_sentence(task: str, tool: str, offered: tuple[str, ...]) -> str:
 
 def no_memory_sentence(question: str, name: str) -> str:
     """The answer to a follow-up that needs an earlier turn ("那上海呢？")."""
+    name = _spaced(name).strip() + (" " if name.isascii() else "")      # "Tencent 股价多少？"
     if market_data.find_city(name) is not None:
         examples = FOLLOW_UP_EXAMPLES["city"].format(name=name)
     elif market_data.find_stock(name) is not None:
