@@ -16,11 +16,10 @@ from tests.support.agents import ARTICLE_QUESTION
 from shared.offline_llm import CAPABILITY_SENTENCE, OfflineServer, PolicyBrain
 from shared.offline_llm.__main__ import main as offline_main
 from shared.prompts import SYSTEM_PROMPT
-from shared.tool_functions import FUNCTIONS, clock_fixed_at, run_tool
+from shared.tool_functions import FUNCTIONS, run_tool
 from shared.tools import TOOLS
+from tests.support.offline import NOW, client, fixed_clock, server  # noqa: F401 (pytest fixtures)
 
-CLOCK = "2025-06-01T10:30:00"
-NOW = "2025-06-01 10:30:00"
 SCHEMAS = [convert_to_openai_tool(t) for t in TOOLS]
 SERIAL_TRACE = [
     [("get_current_time", {})],
@@ -36,24 +35,6 @@ JSON_SYSTEM_PROMPT = (
     "可用工具：\n" + "\n".join(f"- {name}: {f.__doc__.strip()}" for name, f in FUNCTIONS.items())
 )
 JSON_RESULT = "工具 {name} 的执行结果：{result}\n\n请根据这个结果继续完成任务。如果任务已完成，请给出最终答案。"
-
-
-@pytest.fixture(autouse=True)
-def fixed_clock():
-    with clock_fixed_at(CLOCK):
-        yield
-
-
-@pytest.fixture(scope="module")
-def server():
-    with OfflineServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with OpenAI(base_url=server.base_url, api_key="unused", max_retries=0) as sdk:
-        yield sdk
 
 
 def converse(client, question, *, tools=SCHEMAS, stream=False, max_turns=8, **params):

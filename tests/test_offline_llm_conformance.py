@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 from shared.offline_llm import OfflineServer
 from shared.offline_llm.__main__ import ENVIRONMENT, main as offline_main
-from shared.tool_functions import clock_fixed_at
 from shared.tools import TOOLS
+from tests.support.offline import client, fixed_clock, server  # noqa: F401 (pytest fixtures)
 from tests.support.agents import ARTICLE_QUESTION
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "shared/offline_llm/openai_chat_schema.json").read_text("utf-8"))
@@ -37,24 +37,6 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
 RESPONSE, CHUNK, REQUEST = (validator("CreateChatCompletionResponse"), validator("CreateChatCompletionStreamResponse"),
                             validator("CreateChatCompletionRequest"))
 ERROR, MODELS, MODEL = validator("ErrorResponse"), validator("ListModelsResponse"), validator("Model")
-
-
-@pytest.fixture(autouse=True)
-def fixed_clock():
-    with clock_fixed_at("2025-06-01T10:30:00"):
-        yield
-
-
-@pytest.fixture(scope="module")
-def server():
-    with OfflineServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with OpenAI(base_url=server.base_url, api_key="unused", max_retries=0) as sdk:
-        yield sdk
 
 
 def post(server, body) -> httpx.Response:

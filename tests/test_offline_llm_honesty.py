@@ -7,27 +7,15 @@ import json
 
 import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from openai import OpenAI
 
-from shared.offline_llm import CAPABILITY_SENTENCE, OfflineServer
-from shared.tool_functions import FUNCTIONS, clock_fixed_at, run_tool
+from shared.offline_llm import CAPABILITY_SENTENCE
+from shared.tool_functions import FUNCTIONS, run_tool
 from shared.tools import TOOLS
+from tests.support.offline import client, fixed_clock, server  # noqa: F401 (pytest fixtures)
 
 SCHEMAS = [convert_to_openai_tool(t) for t in TOOLS]
 ORDER_TOOL = {"type": "function", "function": {"name": "place_order", "parameters": {"type": "object", "properties": {
     "symbol": {"type": "string"}, "shares": {"type": "integer"}, "side": {"type": "string"}}}}}
-
-
-@pytest.fixture(autouse=True)
-def fixed_clock():
-    with clock_fixed_at("2025-06-01T10:30:00"):
-        yield
-
-
-@pytest.fixture(scope="module")
-def client():
-    with OfflineServer() as server, OpenAI(base_url=server.base_url, api_key="unused", max_retries=0) as sdk:
-        yield sdk
 
 
 def converse(client, question, *, tools=SCHEMAS, messages=None, max_turns=6):

@@ -190,14 +190,7 @@ def _check_tool_calls(calls: object, where: str) -> None:
             raise _type_error(at, "an object")
         if not isinstance(call.get("id"), str):
             raise _type_error(f"{at}.id", "a string")
-        if call.get("type") != "function":
-            raise bad_request(ERR_VALUE.format(param=f"{at}.type", value=call.get("type"), expected="'function'"),
-                              f"{at}.type", "invalid_value")
-        function = call.get("function")
-        if not isinstance(function, dict):
-            raise _type_error(f"{at}.function", "an object")
-        if not isinstance(function.get("name"), str):
-            raise _type_error(f"{at}.function.name", "a string")
+        function = _function_of(call, at)
         if not isinstance(function.get("arguments"), str):
             # 线上的 arguments 是 JSON *字符串*：把 dict 原样塞回去，真实端点一样 400
             raise _type_error(f"{at}.function.arguments", "a string (the arguments as JSON text)")
@@ -292,15 +285,8 @@ def _check_tools(body: dict) -> None:
         if tool.get("type") == "custom":
             raise bad_request(ERR_REFUSED.format(param=f"{at}.type", why="custom tools are not served; "
                                                  "offer a function tool"), f"{at}.type", "unsupported_parameter")
-        if tool.get("type") != "function":
-            raise bad_request(ERR_VALUE.format(param=f"{at}.type", value=tool.get("type"), expected="'function'"),
-                              f"{at}.type", "invalid_value")
-        function = tool.get("function")
-        if not isinstance(function, dict):
-            raise _type_error(f"{at}.function", "an object")
-        name = function.get("name")
-        if not isinstance(name, str):
-            raise _type_error(f"{at}.function.name", "a string")
+        function = _function_of(tool, at)
+        name = function["name"]
         if not _FUNCTION_NAME.match(name):
             raise bad_request(ERR_VALUE.format(param=f"{at}.function.name", value=name,
                                                expected="a-z, A-Z, 0-9, underscores and dashes, at most 64"),
@@ -362,6 +348,19 @@ def _check_combinations(body: dict) -> None:
     fmt = body.get("response_format") or {}
     if fmt.get("type") == "json_object" and "json" not in json.dumps(body["messages"], ensure_ascii=False).lower():
         raise bad_request(ERR_JSON_WORD, "messages", "invalid_value")
+
+
+def _function_of(item: dict, at: str) -> dict:
+    """``item["function"]`` of a ``{"type": "function", "function": {"name": ...}}`` (a tool or a tool call)."""
+    if item.get("type") != "function":
+        raise bad_request(ERR_VALUE.format(param=f"{at}.type", value=item.get("type"), expected="'function'"),
+                          f"{at}.type", "invalid_value")
+    function = item.get("function")
+    if not isinstance(function, dict):
+        raise _type_error(f"{at}.function", "an object")
+    if not isinstance(function.get("name"), str):
+        raise _type_error(f"{at}.function.name", "a string")
+    return function
 
 
 def _type_error(param: str, expected: str) -> ApiError:
