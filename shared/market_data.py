@@ -3,7 +3,8 @@
 The demo world the tools look things up in. Fixed, fictional figures (the Tencent price
 is the articles' 385.6 港元), so every trace is reproducible. Both the tools and the
 offline model read these tables: the model needs the names to understand a question,
-the tools need the values to answer it.
+the tools need the values to answer it. What the model *remembers* (an outdated price it
+guesses with) is not lesson data: it lives with the model, in ``shared/offline_llm/memory.py``.
 """
 from __future__ import annotations
 
@@ -17,10 +18,6 @@ class Stock:
     price: float            # 演示价格
     currency: str           # 计价货币
     aliases: tuple[str, ...]  # 能被识别的其他叫法（英文名、简称、代码）
-    # 模型"记忆里"的过时价格。温度 > 0 时离线模型可能一次并行发出所有调用，
-    # 还没拿到真实股价就得填 calculate 的参数，只能凭这个旧印象去猜——
-    # 正是文章第 5 节 calculate("300 * 100") 的来历。
-    stale_price: float
 
 
 @dataclass(frozen=True)
@@ -31,11 +28,11 @@ class City:
 
 
 STOCKS: tuple[Stock, ...] = (
-    Stock("腾讯", "0700.HK", 385.6, "港元", ("腾讯控股", "Tencent", "0700.HK", "0700", "700.HK"), 300),
-    Stock("阿里巴巴", "9988.HK", 88.45, "港元", ("阿里", "Alibaba", "9988.HK", "9988", "BABA"), 75),
-    Stock("贵州茅台", "600519.SS", 1528.0, "元", ("茅台", "Kweichow Moutai", "Moutai", "600519.SS", "600519"), 1800),
-    Stock("苹果", "AAPL", 189.3, "美元", ("Apple", "AAPL"), 150),
-    Stock("英伟达", "NVDA", 131.8, "美元", ("NVIDIA", "Nvidia", "NVDA"), 100),
+    Stock("腾讯", "0700.HK", 385.6, "港元", ("腾讯控股", "Tencent", "0700.HK", "0700", "700.HK")),
+    Stock("阿里巴巴", "9988.HK", 88.45, "港元", ("阿里", "Alibaba", "9988.HK", "9988", "BABA")),
+    Stock("贵州茅台", "600519.SS", 1528.0, "元", ("茅台", "Kweichow Moutai", "Moutai", "600519.SS", "600519")),
+    Stock("苹果", "AAPL", 189.3, "美元", ("Apple", "AAPL")),
+    Stock("英伟达", "NVDA", 131.8, "美元", ("NVIDIA", "Nvidia", "NVDA")),
 )
 
 CITIES: tuple[City, ...] = (

@@ -16,11 +16,10 @@ from tests.support.agents import ARTICLE_QUESTION
 from shared.offline_llm import CAPABILITY_SENTENCE, OfflineServer, PolicyBrain
 from shared.offline_llm.__main__ import main as offline_main
 from shared.prompts import SYSTEM_PROMPT
-from shared.tool_functions import FUNCTIONS, clock_fixed_at, run_tool
+from shared.tool_functions import FUNCTIONS, run_tool
 from shared.tools import TOOLS
+from tests.support.offline import NOW, client, fixed_clock, server  # noqa: F401 (pytest fixtures)
 
-CLOCK = "2025-06-01T10:30:00"
-NOW = "2025-06-01 10:30:00"
 SCHEMAS = [convert_to_openai_tool(t) for t in TOOLS]
 SERIAL_TRACE = [
     [("get_current_time", {})],
@@ -36,24 +35,6 @@ JSON_SYSTEM_PROMPT = (
     "可用工具：\n" + "\n".join(f"- {name}: {f.__doc__.strip()}" for name, f in FUNCTIONS.items())
 )
 JSON_RESULT = "工具 {name} 的执行结果：{result}\n\n请根据这个结果继续完成任务。如果任务已完成，请给出最终答案。"
-
-
-@pytest.fixture(autouse=True)
-def fixed_clock():
-    with clock_fixed_at(CLOCK):
-        yield
-
-
-@pytest.fixture(scope="module")
-def server():
-    with OfflineServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with OpenAI(base_url=server.base_url, api_key="unused", max_retries=0) as sdk:
-        yield sdk
 
 
 def converse(client, question, *, tools=SCHEMAS, stream=False, max_turns=8, **params):
@@ -146,9 +127,17 @@ def test_streaming_reassembles_to_the_same_calls_answer_and_usage(client):
     assert any(count > 1 for r in streamed for count in r["pieces"].values())
 
 
-def test_tool_call_ids_are_stable_across_replays(client):
-    _, _, first = converse(client, ARTICLE_QUESTION, temperature=0)
-    _, _, second = converse(client, ARTICLE_QUESTION, temperature=0)
+def test_ids_are_unique_per_response_like_a_real_endpoint(client):
+    completions = [client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "北京天气"}],
+                                                  tools=SCHEMAS, temperature=0) for _ in range(30)]
+    assert len({c.id for c in completions}) == 30
+    assert len({c.choices[0].message.tool_calls[0].id for c in completions}) == 30
+
+
+def test_fixed_ids_are_stable_across_replays_when_asked_for():
+    with OfflineServer(fixed_ids=True) as srv, OpenAI(base_url=srv.base_url, api_key="x", max_retries=0) as sdk:
+        _, _, first = converse(sdk, ARTICLE_QUESTION, temperature=0)
+        _, _, second = converse(sdk, ARTICLE_QUESTION, temperature=0)
     ids = [c["id"] for r in first for c in r["tool_calls"]]
     assert ids == [c["id"] for r in second for c in r["tool_calls"]]
     assert len(set(ids)) == len(ids) == 3
@@ -290,8 +279,8 @@ def test_usage_is_counted_not_constant(client):
     (b'{"messages": []}', "messages"),
     (b'{"messages": [{"role": "robot", "content": "hi"}]}', "messages[0].role"),
     (b'{"messages": [{"content": "hi"}]}', "messages[0].role"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}', "temperature"),
-    (b'{"messages": [{"role": "user", "content": "hi"}], "temperature": 3}', "temperature"),
+    (b'{"model": "offline", "messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}', "temperature"),
+    (b'{"model": "offline", "messages": [{"role": "user", "content": "hi"}], "temperature": 3}', "temperature"),
 ])
 def test_malformed_requests_get_400_with_an_openai_style_error(server, body, param):
     response = httpx.post(f"{server.base_url}/chat/completions", content=body,

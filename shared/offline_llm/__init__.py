@@ -8,13 +8,19 @@ would talk to DeepSeek, vLLM, Ollama or OpenAI. Standalone::
 
 How the package is cut (one idea per file)::
 
-    server.py        HTTP: routes, errors, latency, request log   validation.py  400s, OpenAI-style
+    server.py        HTTP: routes, errors, latency, request log   validation.py  400s, as strict as OpenAI
     streaming.py     a completion as server-sent events           completion.py  a Decision on the wire
     policy.py        THE RULES (start reading here)               decision.py    tool calls or text
     conversation.py  reading the message list, both protocols     intents.py     understanding the question
     progress.py      which steps are done                         answer.py      every sentence it says
     sampling.py      seeded randomness at temperature > 0         tokens.py      counted usage
-    faults.py        the seam for OFFLINE_LLM_FAULTS
+    faults.py        the seam for OFFLINE_LLM_FAULTS              history.py     call/result pairing (400s)
+    actions.py       what no offered tool can do, said plainly    structured.py  JSON that fits a schema
+    memory.py        the outdated prices it "remembers"           lesson_wording.py  all it knows of the
+                                                                                 lessons' wording
+
+``openai_chat_schema.json`` is the pinned subset of the official OpenAI spec the tests
+validate every response against (see its ``$comment`` for where it comes from).
 """
 from shared.offline_llm.answer import CAPABILITY_SENTENCE
 from shared.offline_llm.policy import PolicyBrain

@@ -1,12 +1,14 @@
-"""``python -m shared.offline_llm [--port N] [--host 127.0.0.1]``：把离线模型当独立服务器跑。
+"""``python -m shared.offline_llm [--port N] [--host 127.0.0.1] [--log] [--fixed-ids]``：把离线模型当独立服务器跑。
 
 The embedded model as a standalone OpenAI-compatible server, for curl, the ``openai``
-SDK or any other client. Runs in the foreground until Ctrl-C. Reads ``OFFLINE_LLM_FAULTS``,
-``OFFLINE_LLM_SEED`` and ``OFFLINE_LLM_LATENCY_MS`` (environment or ``.env``) through
-:func:`shared.harness.config.load_settings_or_exit`; a bad value or a bad flag is one line on
-stderr and exit status 2.
+SDK or any other client. Runs in the foreground until Ctrl-C. Reads the variables listed
+in :data:`ENVIRONMENT` (environment or ``.env``) through
+:func:`shared.harness.config.load_settings_or_exit`; ``--help`` lists them. A bad value or a
+bad flag is one line on stderr and exit status 2. ``--log`` prints one line per request on
+stderr (method, path, status, a short summary; never a header, so never a key);
+``--fixed-ids`` makes completion and tool-call ids deterministic (for replays).
 
-Left out: daemonising, TLS, access logs (the server is silent on purpose).
+Left out: daemonising, TLS, log files and rotation.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import threading
 
 from shared.harness.arguments import OneLineParser
 from shared.harness.config import load_settings_or_exit
+from shared.offline_llm.faults import FAULT_MODES
 from shared.offline_llm.server import OfflineServer
 
 DEFAULT_PORT = 8000
@@ -24,6 +27,13 @@ READY_LINE = ("离线模型已启动 (offline model, a rule-based policy, not an
               "-d '{{\"model\": \"offline\", \"messages\": [{{\"role\": \"user\", \"content\": \"北京天气怎么样？\"}}], "
               "\"tools\": [{{\"type\": \"function\", \"function\": {{\"name\": \"get_weather\", \"parameters\": "
               "{{\"type\": \"object\", \"properties\": {{\"city\": {{\"type\": \"string\"}}}}}}}}}}]}}'")
+# --help 列出的环境变量（也可以写在仓库根目录的 .env 里）
+ENVIRONMENT = (
+    ("OFFLINE_LLM_FAULTS", f"fault modes, comma-separated: {', '.join(FAULT_MODES)} "
+                           "(故障模式，见 shared/offline_llm/faults.py)"),
+    ("OFFLINE_LLM_SEED", "integer seed for temperature > 0 when a request has no seed (采样的种子)"),
+    ("OFFLINE_LLM_LATENCY_MS", "milliseconds to wait before each answer (模拟延迟), default 0"),
+)
 ERR_PORT = "--port 应是 0 到 65535 之间的整数，收到 {value!r}"
 ERR_BIND = "无法在 {host}:{port} 上启动: {reason}"
 
@@ -38,15 +48,29 @@ def _port(value: str) -> int:
     return port
 
 
+def environment_help() -> str:
+    """The ``--help`` epilog: every environment variable the server reads."""
+    width = max(len(name) for name, _ in ENVIRONMENT)
+    lines = [f"  {name.ljust(width)}  {meaning}" for name, meaning in ENVIRONMENT]
+    return "environment variables (or .env in the repository root):\n" + "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog="python -m shared.offline_llm",
-                            description="The embedded offline model as an OpenAI-compatible server.")
+                            description="The embedded offline model as an OpenAI-compatible server "
+                                        "(a deterministic rule-based policy, not a language model).",
+                            epilog=environment_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--log", action="store_true",
+                        help="one line per request on stderr: method, path, status, short summary (never a key)")
+    parser.add_argument("--fixed-ids", action="store_true",
+                        help="deterministic completion and tool-call ids (default: unique per response)")
     args = parser.parse_args(argv)
     settings = load_settings_or_exit()
     server = OfflineServer(host=args.host, port=args.port, faults=settings.offline_faults,
-                           seed=settings.offline_seed, latency_ms=settings.offline_latency_ms)
+                           seed=settings.offline_seed, latency_ms=settings.offline_latency_ms,
+                           fixed_ids=args.fixed_ids, log=sys.stderr if args.log else None)
     try:
         server.start()
     except OSError as error:

@@ -11,7 +11,9 @@ the final answer from what the tools actually returned, step by step in the orde
   parallel round guessed ``300 * 100`` before the price came back), the value is
   recomputed from the observed price and the answer says the earlier number was a wrong
   guess: the article's section-5 self-correction;
-- a step whose tool was not offered: said so, never faked.
+- a step whose tool was not offered (or ``tool_choice: none``): said so, never faked;
+- an action no offered tool can do (``actions.py``), a follow-up that needs an earlier
+  turn, a JSON protocol with other keys: said so, with what to do instead.
 
 Left out: deciding when to answer (``policy.py``).
 """
@@ -22,7 +24,7 @@ from shared.calculator import CalculationError, evaluate, format_number
 from shared.offline_llm.intents import (ARITHMETIC, FAREWELL, GREETING, HOLDING, IDENTITY, PRICE, THANKS,
                                         TIME, WEATHER, Step)
 from shared.offline_llm.progress import Progress
-from shared.tool_functions import TOOL_ERROR
+from shared.offline_llm.lesson_wording import TOOL_ERROR_PREFIX
 
 _CITIES = "、".join(c.name for c in market_data.CITIES)
 _STOCKS = "、".join(s.name for s in market_data.STOCKS)
@@ -51,6 +53,19 @@ HOLDING_NO_PRICE = "没有查到{stock}的股价，无法计算 {quantity} 股�
 HOLDING_CORRECTION = ("注意：并行调用时股价还没查到，calculate({expression}) 里的 {guess} 是猜的，"
                       "算出的 {guess_value} 是错的；上面已按查到的实际股价 {price} 重新计算。")
 TOOL_NOT_OFFERED = "这次请求没有提供 {tool} 工具，无法{task}。"
+TOOLS_FORBIDDEN = "这次请求不允许调用工具（tool_choice 是 none），无法{task}。"
+# 问题要办的事，这次提供的工具里没有一个能办（actions.py）
+ACTION_NOT_OFFERED = "我不能{task}：这次请求提供的工具（{offered}）里没有能做这件事的，它需要一个像 {tool} 这样的工具。"
+ACTION_NO_TOOLS = "我不能{task}：这次请求没有提供任何工具，它需要一个像 {tool} 这样的工具。"
+# 依赖上一轮的追问："那上海呢？"
+NO_MEMORY = ("每个问题都从零开始：我（和这个 agent）不记得之前问过什么，看不出「{question}」接的是哪个问题。"
+             "请把问题问完整，比如{examples}。")
+FOLLOW_UP_EXAMPLES = {"city": "「{name}天气怎么样？」", "stock": "「{name}股价多少？」"}
+FOLLOW_UP_GENERIC = "「上海天气怎么样？」或「腾讯股价多少？」"
+# 改了键名的 JSON 协议（{"action": ..., "input": ...}）
+ONLY_ARTICLE_PROTOCOL = ("我只读得懂文章的 JSON 协议 {{\"tool\": ..., \"args\": ...}}；这段 system prompt 要的是 "
+                         "{{\"{call_key}\": ..., \"{args_key}\": ...}}。离线模型是一张规则表，不会照新格式输出，"
+                         "这不是 agent 的错。要试新格式，请接入真实模型：设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL。")
 _TASKS = {
     TIME: "查询时间",
     WEATHER: "查询{subject}的天气",
@@ -59,13 +74,32 @@ _TASKS = {
     HOLDING: "计算 {quantity} 股{subject}的市值",
 }
 
-_ERROR_PREFIX = TOOL_ERROR.format(reason="")          # "工具执行出错: "
 _SENTENCE_END = "。！？.!?"
 
 
-def final_answer(progress: Progress) -> str:
-    """The answer, in Chinese, built only from the observed results."""
-    return "".join(_sentence(_describe(progress, i)) for i in range(len(progress.plan)))
+def final_answer(progress: Progress, *, tools_forbidden: bool = False, extra: tuple[str, ...] = ()) -> str:
+    """The answer, in Chinese, built only from the observed results (``extra``: sentences appended)."""
+    parts = [_sentence(_describe(progress, i, tools_forbidden)) for i in range(len(progress.plan))]
+    return "".join(parts + [_sentence(text) for text in extra])
+
+
+def action_sentence(task: str, tool: str, offered: tuple[str, ...]) -> str:
+    """"我不能帮你订票或订酒店：…": an action no offered tool can do."""
+    if not offered:
+        return ACTION_NO_TOOLS.format(task=task, tool=tool)
+    return ACTION_NOT_OFFERED.format(task=task, tool=tool, offered="、".join(offered))
+
+
+def no_memory_sentence(question: str, name: str) -> str:
+    """The answer to a follow-up that needs an earlier turn ("那上海呢？")."""
+    name = _spaced(name).strip() + (" " if name.isascii() else "")      # "Tencent 股价多少？"
+    if market_data.find_city(name) is not None:
+        examples = FOLLOW_UP_EXAMPLES["city"].format(name=name)
+    elif market_data.find_stock(name) is not None:
+        examples = FOLLOW_UP_EXAMPLES["stock"].format(name=name)
+    else:
+        examples = FOLLOW_UP_GENERIC
+    return NO_MEMORY.format(question=question.strip(), examples=examples)
 
 
 def money(value: float) -> str:
@@ -79,17 +113,19 @@ def plain_number(text: str) -> str:
     return text[:-2] if text.endswith(".0") and text[:-2].lstrip("-").isdigit() else text
 
 
-def _describe(progress: Progress, index: int) -> str:
+def _describe(progress: Progress, index: int, tools_forbidden: bool = False) -> str:
     step, observation = progress.plan[index], progress.observed[index]
+    if observation is None and tools_forbidden:
+        return TOOLS_FORBIDDEN.format(task=_TASKS[step.kind].format(subject=step.subject, quantity=step.quantity))
     if step.kind == HOLDING:
         return _holding(progress, index)
     if observation is None:
         return _not_done(step)
     result = observation.result.strip()
-    if step.kind == TIME and not result.startswith(_ERROR_PREFIX):
+    if step.kind == TIME and not result.startswith(TOOL_ERROR_PREFIX):
         return TIME_ANSWER.format(result=result)
     if step.kind == ARITHMETIC:
-        failed = result.startswith(_ERROR_PREFIX)
+        failed = result.startswith(TOOL_ERROR_PREFIX)
         template = ARITHMETIC_FAILED if failed else ARITHMETIC_ANSWER
         return template.format(expression=step.subject, result=result if failed else plain_number(result))
     return result          # 天气、股价（含"未找到"）：工具怎么说就怎么转述
@@ -109,7 +145,7 @@ def _holding(progress: Progress, index: int) -> str:
     asked = str(observation.args.get("expression", "")) if isinstance(observation.args, dict) else ""
     result = observation.result.strip()
     if _same_expression(asked, expected):
-        if result.startswith(_ERROR_PREFIX):
+        if result.startswith(TOOL_ERROR_PREFIX):
             return HOLDING_FAILED.format(quantity=step.quantity, stock=stock, result=result)
         return _holding_value(step, stock, price.text, price.currency, result)
     # 观察到的 calculate 不是按真实股价算的（并行时猜的 300）：用查到的股价重算，并说明纠正

@@ -28,19 +28,11 @@ import re
 from dataclasses import dataclass
 
 from shared.offline_llm.intents import make_plan, small_talk
+from shared.offline_llm.lesson_wording import (FOLLOW_UP_NUDGE, JSON_PROTOCOL_MARKERS, RESULT_PREFIX, TOOL_LINE,
+                                               is_feedback_wording)
 
 FUNCTION_CALLING = "function_calling"
 JSON_PROTOCOL = "json"
-
-# JSON 协议的识别：system prompt 里同时出现 "tool" 和 "args"（带引号，是 JSON 键名）
-_JSON_PROTOCOL_MARKERS = ('"tool"', '"args"')
-# system prompt 里的工具清单行："- get_weather: 查询指定城市的天气..."
-_TOOL_LINE = re.compile(r"^\s*-\s*([A-Za-z_][\w.-]*)\s*[:：]", re.MULTILINE)
-# 回填结果的用户消息："工具 get_weather 的执行结果：北京：晴天…" / "工具结果：…"
-_RESULT_PREFIX = re.compile(r"^\s*工具\s*(?:[\w.-]+\s*的执行)?结果\s*[:：]?\s*")
-# 结果后面追加的催促语："\n\n请根据这个结果继续完成任务。…" / "\n请基于此结果给出最终答案…"
-_FOLLOW_UP = re.compile(r"\s*\n\s*请[^\n]*$")
-
 
 @dataclass(frozen=True)
 class Observation:
@@ -73,8 +65,8 @@ def is_json_protocol(request: dict) -> bool:
     """No ``tools`` offered, and a system prompt that describes the JSON call format."""
     if request.get("tools"):
         return False
-    system = _system_text(request.get("messages") or [])
-    return all(marker in system for marker in _JSON_PROTOCOL_MARKERS)
+    system = system_text(request.get("messages") or [])
+    return all(marker in system for marker in JSON_PROTOCOL_MARKERS)
 
 
 def message_text(message: dict) -> str:
@@ -108,10 +100,10 @@ def find_json_tool_call(text: str) -> tuple[str, dict | str] | None:
 
 def strip_result_message(text: str) -> str:
     """``工具 X 的执行结果：R\\n\\n请根据…`` -> ``R`` (text without the frame is kept whole)."""
-    framed = _RESULT_PREFIX.match(text)
+    framed = RESULT_PREFIX.match(text)
     if not framed:
         return text.strip()
-    return _FOLLOW_UP.sub("", text[framed.end():]).strip()
+    return FOLLOW_UP_NUDGE.sub("", text[framed.end():]).strip()
 
 
 # ---- function calling ----
@@ -192,7 +184,7 @@ def _read_json_protocol(messages: list[dict]) -> Conversation:
         question_index=question_index,
         observations=observations,
         turn=sum(1 for m in messages[question_index + 1:] if m.get("role") == "assistant"),
-        offered_tools=tuple(dict.fromkeys(_TOOL_LINE.findall(_system_text(messages)))),
+        offered_tools=tuple(dict.fromkeys(TOOL_LINE.findall(system_text(messages)))),
     )
 
 
@@ -206,10 +198,11 @@ def _is_feedback(messages: list[dict], index: int) -> bool:
     """
     text = message_text(messages[index])
     return (messages[index - 1].get("role") in ("assistant", "user")
-            and not make_plan(text) and small_talk(text) is None)
+            and (is_feedback_wording(text) or (not make_plan(text) and small_talk(text) is None)))
 
 
-def _system_text(messages: list) -> str:
+def system_text(messages: list) -> str:
+    """The text of every system / developer message, joined."""
     return "\n".join(message_text(m) for m in messages
                      if isinstance(m, dict) and m.get("role") in ("system", "developer"))
 

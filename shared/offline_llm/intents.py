@@ -17,6 +17,8 @@ kind            recognised when the question has...                       step
                 shares of X); its stock: the nearest one after it in the       after the price step of that stock
                 same sentence, else the nearest before it
 ``arithmetic``  digits with operators (+ - * / // % ** ^ × ÷, parentheses)    ``calculate({"expression": <the text>})``
+                or in a written form (:func:`written_arithmetic`: 15% of 2400,
+                2400 的 15%, sqrt(144), 144 的平方根, 2的10次方, 3 乘以 7)
 ==============  ========================================================  =====================================
 
 Steps are ordered by where they appear in the question (a holding right after its price
@@ -135,7 +137,7 @@ def normalize(question: str) -> str:
 
 def make_plan(question: str) -> tuple[Step, ...]:
     """The steps the question asks for, in the order asked (empty: nothing recognised)."""
-    text = normalize(question)
+    text = written_arithmetic(normalize(question))
     stocks = _stock_mentions(text)
     placed: list[tuple[float, Step]] = []
     if (time_cue := _TIME_CUE.search(text)) is not None:
@@ -353,3 +355,43 @@ def _balance_parentheses(expression: str) -> str:
 def _python_operators(expression: str) -> str:
     """``×`` ``÷`` ``^`` -> ``*`` ``/`` ``**``: the calculator reads Python arithmetic."""
     return expression.replace("×", "*").replace("÷", "/").replace("^", "**")
+
+
+# ---- 算术的常见写法 -> 计算器认得的表达式 ----
+# 计算器只认数字和 + - * / // % ** 括号（shared/calculator.py）；"15% of 2400"、"144 的平方根"
+# 这些写法先改写成它认得的式子，再交给上面的算式识别。改写后的式子就是 calculate 的参数
+_NUM = r"(\d+(?:\.\d+)?)"
+_WRITTEN_FORMS = (
+    (re.compile(rf"{_NUM}\s*%\s*of\s*{_NUM}", re.IGNORECASE), r"\2 * \1 / 100"),
+    (re.compile(rf"{_NUM}\s*的\s*{_NUM}\s*%"), r"\1 * \2 / 100"),
+    (re.compile(rf"(?:sqrt|√)\s*\(?\s*{_NUM}\s*\)?", re.IGNORECASE), r"\1 ** 0.5"),
+    (re.compile(rf"square root of\s*{_NUM}", re.IGNORECASE), r"\1 ** 0.5"),
+    (re.compile(rf"{_NUM}\s*的\s*(?:算术)?平方根"), r"\1 ** 0.5"),
+    (re.compile(rf"{_NUM}\s*的\s*{_NUM}\s*次方"), r"\1 ** \2"),
+    (re.compile(rf"{_NUM}\s*的\s*平方(?!根)"), r"\1 ** 2"),
+    (re.compile(rf"{_NUM}\s*的\s*立方(?!根)"), r"\1 ** 3"),
+    (re.compile(rf"{_NUM}\s*to the power of\s*{_NUM}", re.IGNORECASE), r"\1 ** \2"),
+    (re.compile(rf"{_NUM}\s*(?:乘以|乘)\s*(?=\d)"), r"\1 * "),
+    (re.compile(rf"{_NUM}\s*除以\s*(?=\d)"), r"\1 / "),
+    (re.compile(rf"{_NUM}\s*(?:加上|加)\s*(?=\d)"), r"\1 + "),
+    (re.compile(rf"{_NUM}\s*(?:减去|减)\s*(?=\d)"), r"\1 - "),
+)
+
+
+def written_arithmetic(text: str) -> str:
+    """``15% of 2400`` -> ``2400 * 15 / 100``, ``144 的平方根`` -> ``144 ** 0.5``, ``2的10次方`` -> ``2 ** 10``."""
+    for pattern, replacement in _WRITTEN_FORMS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+# ---- 依赖上一轮的追问 ----
+# "那上海呢？"、"What about Tencent?"：单看这一句，不知道问的是天气还是股价
+_FOLLOW_UP = re.compile(r"^\s*(?:那么?|那要是|还有|换成|and|what about|how about)\s*(?P<name>[^?？。!！,，]{1,20}?)"
+                        r"\s*(?:呢|怎么样|如何)?\s*[?？]?\s*$", re.IGNORECASE)
+
+
+def follow_up_subject(question: str) -> str | None:
+    """``那上海呢？`` -> ``上海``: a follow-up that only makes sense after an earlier question."""
+    found = _FOLLOW_UP.match(normalize(question))
+    return found.group("name").strip() if found and found.group("name").strip() else None

@@ -24,6 +24,10 @@ Concurrency: ``ThreadingHTTPServer``, one thread per connection, so the optional
 (``OFFLINE_LLM_LATENCY_MS``) is slept in the handler thread and never holds other requests
 back, like a real endpoint serving several clients.
 
+Request log: with ``log=`` a stream (``python -m shared.offline_llm --log``: stderr), one line
+per request: method, path, status, and a short summary of the body and the answer. Only
+bodies are summarised, never headers, so an ``Authorization`` key is never written.
+
 Left out: authentication (any ``Authorization`` header is accepted: there is no key to
 check), TLS, the legacy ``/v1/completions`` and the Responses API.
 """
@@ -34,9 +38,11 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from typing import TextIO
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from shared.harness.text import shorten
 from shared.offline_llm.policy import PolicyBrain
 from shared.offline_llm.streaming import DONE_LINE, sse_event, stream_chunks
 from shared.offline_llm.validation import SERVER_ERROR, ApiError, parse_chat_request
@@ -50,6 +56,7 @@ MODEL_DESCRIPTION = ("a deterministic rule-based policy, not a language model "
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 MAX_BODY_BYTES = 8 * 1024 * 1024
+LOG_PREVIEW_CHARS = 40
 
 ERR_NOT_FOUND = "Invalid URL ({method} {path}) (没有这个地址)."
 ERR_METHOD = "Method {method} not allowed for {path}; use {allowed} (请求方法不对)."
@@ -65,10 +72,13 @@ class OfflineServer:
     """The embedded OpenAI-compatible server; ``with OfflineServer() as server: server.base_url``."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, faults: tuple[str, ...] = (),
-                 seed: int | None = None, latency_ms: int = 0, brain: Brain | None = None):
+                 seed: int | None = None, latency_ms: int = 0, brain: Brain | None = None,
+                 fixed_ids: bool = False, log: TextIO | None = None):
         # brain 为空时用规则策略；故障模式在这里就校验，名字写错启动即失败
-        self.brain: Brain = brain if brain is not None else PolicyBrain(seed=seed, faults=tuple(faults))
+        self.brain: Brain = brain if brain is not None else PolicyBrain(seed=seed, faults=tuple(faults),
+                                                                        fixed_ids=fixed_ids)
         self.host, self.port, self.latency_ms = host, port, latency_ms
+        self.log = log                   # 每个请求一行（方法、路径、状态、摘要）；None = 安静
         self._log: list[dict] = []
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
@@ -117,6 +127,11 @@ class OfflineServer:
         with self._lock:
             self._log.append(copy.deepcopy(request))
 
+    def _write_log(self, line: str) -> None:
+        if self.log is not None:
+            with self._lock:
+                print(line, file=self.log, flush=True)
+
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True            # 退出时不等仍在读 keep-alive 连接的线程
@@ -160,6 +175,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("OPTIONS")
 
     def _dispatch(self, method: str) -> None:
+        self._status, self._summary = 0, ""
+        path = urlsplit(self.path).path
+        try:
+            self._handle(method)
+        finally:
+            self.server.owner._write_log(log_line(method, path, self._status, self._summary))
+
+    def _handle(self, method: str) -> None:
         try:
             body = self._read_body()    # 先把请求体读完，keep-alive 连接上的下一个请求才不会错位
             path = urlsplit(self.path).path.rstrip("/")
@@ -172,6 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 raise ApiError(404, ERR_NOT_FOUND.format(method=method, path=path or "/"))
         except ApiError as error:
+            refused = f"{error.param or 'error'}: {shorten(error.message, LOG_PREVIEW_CHARS * 2)}"
+            self._summary = " -> ".join(part for part in (self._summary, refused) if part)
             self._send_json(error.status, error.body(), headers=error.headers, head_only=method == "HEAD")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True            # 客户端先走了：没有人可以回答
@@ -196,6 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length > 0 else b""
 
     def _chat(self, raw: bytes) -> None:
+        self._summary = request_summary(raw)
         request = parse_chat_request(raw)
         owner = self.server.owner
         owner._record(request)
@@ -214,6 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as error:  # noqa: BLE001 — 大脑出错只影响这一个请求，服务器线程不能死
             raise ApiError(500, ERR_BRAIN.format(error=f"{type(error).__name__}: {error}"),
                            error_type=SERVER_ERROR) from None
+        self._summary += " -> " + completion_summary(completion)
         if request.get("stream"):
             self._send_stream(events)
         else:
@@ -236,6 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_encoded_json(self, status: int, data: bytes, *, headers: dict[str, str] | None = None,
                     head_only: bool = False) -> None:
+        self._status = status
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
@@ -247,6 +275,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_stream(self, events: list[bytes]) -> None:
         # SSE 一条条事件陆续写出，不声明总长度、也不用 chunked 编码：发完即关连接（SSE 的常见做法）
+        self._status = 200
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
@@ -258,6 +287,38 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.wfile.write(DONE_LINE)
         self.wfile.flush()
+
+
+def log_line(method: str, path: str, status: int, summary: str) -> str:
+    """One ``--log`` line: ``POST /v1/chat/completions 200 <summary>`` (bodies only: never a header, never a key)."""
+    return f"{method} {path} {status or '-'} {summary}".rstrip()
+
+
+def request_summary(raw: bytes) -> str:
+    """``stream n=4 tools=4 «腾讯股票多少钱？»``: the shape of a request and its last user message."""
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return f"{len(raw)} bytes, not JSON"
+    if not isinstance(body, dict):
+        return "not a JSON object"
+    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    last_user = next((m.get("content") for m in reversed(messages)
+                      if isinstance(m, dict) and m.get("role") == "user"), None)
+    parts = ["stream" if body.get("stream") is True else "", f"messages={len(messages)}",
+             f"tools={len(body['tools'])}" if isinstance(body.get("tools"), list) else "",
+             f"«{shorten(last_user, LOG_PREVIEW_CHARS)}»" if isinstance(last_user, str) else ""]
+    return " ".join(p for p in parts if p)
+
+
+def completion_summary(completion: dict) -> str:
+    """``get_weather({"city": "北京"})`` or ``answer «北京：晴天…»`` (first choice), and its finish_reason."""
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    calls = ", ".join(f"{c['function']['name']}({shorten(c['function']['arguments'], LOG_PREVIEW_CHARS)})"
+                      for c in message.get("tool_calls") or [])
+    said = calls or f"answer «{shorten(message.get('content') or '', LOG_PREVIEW_CHARS)}»"
+    return f"{said} [{choice.get('finish_reason')}]"
 
 
 def _encode(body: dict) -> bytes:
