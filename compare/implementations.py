@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from shared.harness.implementation import Implementation, Protocol
 from stage1_prebuilt import agent as prebuilt
+from stage1_prebuilt import create_agent
 from stage2_stategraph import agent as stategraph
 from stage3_pure_loop import agent as pure_loop
 from stage3_pure_loop import hardened_loop, json_loop
@@ -19,6 +20,7 @@ ERR_UNKNOWN = "未知实现 {name!r}；可用: {known}"
 
 IMPLEMENTATIONS: dict[str, Implementation] = {impl.name: impl for impl in (
     Implementation(prebuilt.ABOUT, prebuilt.run_agent),
+    Implementation(create_agent.ABOUT, create_agent.run_agent),
     Implementation(stategraph.ABOUT, stategraph.run_agent),
     Implementation(pure_loop.ABOUT, pure_loop.run_agent),
     Implementation(json_loop.ABOUT, json_loop.run_agent),
