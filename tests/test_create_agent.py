@@ -139,3 +139,14 @@ def test_an_unknown_demo_is_a_one_line_usage_error(capsys):
         middleware_demo.main(["summarization"])
     assert exited.value.code == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_apis_the_second_article_names_are_gone_and_their_replacements_are_here():
+    import langchain.agents
+    import langgraph.prebuilt
+
+    assert not hasattr(langchain.agents, "AgentExecutor")        # langchain 1.0.0 起搬进 langchain-classic
+    with pytest.raises(ImportError):
+        from langchain.memory import ConversationBufferWindowMemory  # noqa: F401
+    assert not hasattr(langgraph.prebuilt, "ToolExecutor")       # langgraph 0.3.0 删除
+    assert callable(langchain.agents.create_agent) and callable(langgraph.prebuilt.ToolNode)
