@@ -1,12 +1,11 @@
 """fc_loop (stage3_pure_loop/fc_loop.py): function calling with the raw openai SDK, no LangChain.
 
+(That importing it loads no framework is checked with the other zero-framework loops, in test_json_loop.py.)
+
 What it proves is checked at the wire: the requests it sends equal the LangChain tiers'
 (what ``bind_tools`` really sends), tool schemas and error texts included.
 """
 from __future__ import annotations
-
-import subprocess
-import sys
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -15,21 +14,12 @@ from compare.wire import first_difference, requests_of
 from shared.harness.run_record import Status
 from shared.tool_schemas import OPENAI_TOOLS
 from shared.tools import TOOLS
-from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT, Agent
+from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS, Agent
 from tests.support.compare import run_compare
 from tests.support.scripted import ScriptedBrain, answer, call
 
 FC_LOOP = Agent(IMPLEMENTATIONS["fc_loop"])
 PURE_LOOP = Agent(IMPLEMENTATIONS["pure_loop"])
-
-
-def test_importing_fc_loop_loads_no_framework():
-    code = ("import sys, stage3_pure_loop.fc_loop; "
-            "print([m for m in sys.modules if m.startswith(('langchain', 'langgraph'))])")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={"PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
 
 
 def test_the_tool_schemas_are_what_bind_tools_sends():
