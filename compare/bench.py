@@ -68,7 +68,7 @@ from compare.sweep import RESULTS_FILE, ResultsFile, plan_jobs, run_sweep
 from shared.harness.arguments import OneLineParser, positive_int
 from shared.harness.config import REPRODUCIBLE_CLOCK, load_settings
 from shared.harness.endpoint import open_endpoint
-from compare.implementations import IMPLEMENTATIONS, Implementation, Protocol
+from compare.implementations import IMPLEMENTATIONS, Implementation, Sdk
 from shared.harness.run_record import RunRecord, Status
 from shared.harness.runner import RunOptions, run_once
 
@@ -89,7 +89,7 @@ BASE_OPTIONS = RunOptions(temperature=TEMPERATURE, max_steps=MAX_STEPS, clock=RE
 
 # 一次运行离不开的客户端库：LangChain 三层在第一次运行时才 import langchain_openai（shared.harness.endpoint 延迟导入），
 # 零框架的循环只要 openai SDK。不把它算进 import 时间，"框架多贵"就少算了一大块
-CLIENT_MODULE = {Protocol.FUNCTION_CALLING: "langchain_openai", Protocol.JSON: "openai"}
+CLIENT_MODULE = {Sdk.LANGCHAIN: "langchain_openai", Sdk.OPENAI: "openai"}
 IMPORT_SNIPPET = "import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
 
 COST_TITLE = ("成本表：{impls} 个实现 × {prompts} 道题 × {repeat} 次，内置离线模型，temperature 0，时钟固定，"
@@ -163,7 +163,7 @@ def offline_settings(latency_ms: int = 0):
 
 def needed_modules(impl: Implementation) -> tuple[str, ...]:
     """What a run of ``impl`` cannot start without: its module and its client library."""
-    return (impl.module, CLIENT_MODULE[impl.protocol])
+    return (impl.module, CLIENT_MODULE[impl.sdk])
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -5,27 +5,31 @@ line here. The lessons declare their own facts (``ABOUT`` next to ``run_agent``)
 lives with compare, its only consumer, so the shared core never imports a lesson.
 
 Importing this module imports every lesson (and so LangChain and LangGraph): compare runs
-them all anyway. The zero-framework loops themselves still import with only ``openai``.
+them all anyway. The zero-framework loops (``json_loop``, ``hardened_loop``, ``fc_loop``) themselves
+still import with only ``openai``.
 """
 from __future__ import annotations
 
-from shared.harness.implementation import Implementation, Protocol
+from shared.harness.implementation import Implementation, Protocol, Sdk
 from stage1_prebuilt import agent as prebuilt
+from stage1_prebuilt import create_agent
 from stage2_stategraph import agent as stategraph
 from stage3_pure_loop import agent as pure_loop
-from stage3_pure_loop import hardened_loop, json_loop
+from stage3_pure_loop import fc_loop, hardened_loop, json_loop
 
 ERR_UNKNOWN = "未知实现 {name!r}；可用: {known}"
 
 IMPLEMENTATIONS: dict[str, Implementation] = {impl.name: impl for impl in (
     Implementation(prebuilt.ABOUT, prebuilt.run_agent),
+    Implementation(create_agent.ABOUT, create_agent.run_agent),
     Implementation(stategraph.ABOUT, stategraph.run_agent),
     Implementation(pure_loop.ABOUT, pure_loop.run_agent),
+    Implementation(fc_loop.ABOUT, fc_loop.run_agent),
     Implementation(json_loop.ABOUT, json_loop.run_agent),
     Implementation(hardened_loop.ABOUT, hardened_loop.run_agent),
 )}
 
-__all__ = ["IMPLEMENTATIONS", "Implementation", "Protocol", "UnknownImplementationError", "get_implementation"]
+__all__ = ["IMPLEMENTATIONS", "Implementation", "Protocol", "Sdk", "UnknownImplementationError", "get_implementation"]
 
 
 class UnknownImplementationError(KeyError):

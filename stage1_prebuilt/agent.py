@@ -13,11 +13,12 @@
     recursion_limit（文章: 默认 25）<==>  config={"recursion_limit": recursion_limit_for(max_steps)}
     app.invoke({"messages": ...}) <==>  run_agent(user_input)
 
-和文章写作时相比，库已经变了（证据见 README「库的变化」）：
-- LangGraph 1.x 把 ``create_react_agent`` 标为弃用，新家是 ``langchain.agents.create_agent``
-  （一个带 middleware 的同类 agent）。本阶段讲的就是这个黑盒本身，所以保留它，只把弃用
-  警告静音，不让学习者第一眼看到一屏警告。
-- ``recursion_limit`` 的默认值不再是文章说的 25（langgraph 1.2 里是 10007）。默认值一大，
+库的实际行为和文章说的不同，有的在文章用的版本里就已如此（证据见 README「库的变化」）：
+- ``create_react_agent`` 已弃用：它所在的 langgraph-prebuilt 从 1.0.0 起就标了弃用（langgraph 1.2.9
+  装的是 prebuilt 1.1.3），新家是 ``langchain.agents.create_agent``（一个带 middleware 的同类 agent，
+  见同目录的 create_agent.py）。本阶段讲的就是这个黑盒本身，所以保留它，只把弃用警告静音，
+  不让学习者第一眼看到一屏警告。
+- ``recursion_limit`` 的默认值不是文章说的 25（langgraph 1.1.4 起、包括文章用的 1.2.9，都是 10007）。默认值一大，
   "步数上限"就形同虚设，所以这里显式传入，并用和第 3 阶段同一个 ``max_steps`` 换算。
 - 它的步数守卫不抛异常：剩余步数不够再走一轮工具时，它把模型的回复替换成
   "Sorry, need more steps to process this request." 然后正常结束。run record 把这种结局

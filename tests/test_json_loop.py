@@ -17,7 +17,8 @@ NAIVE = Agent(IMPLEMENTATIONS["json_loop"])
 
 
 def test_importing_the_zero_framework_loops_loads_no_framework():
-    code = ("import sys, stage3_pure_loop.json_loop, stage3_pure_loop.hardened_loop; "
+    # fc_loop 也在这里：function calling 同样不需要框架
+    code = ("import sys, stage3_pure_loop.json_loop, stage3_pure_loop.hardened_loop, stage3_pure_loop.fc_loop; "
             "print([m for m in sys.modules if m.startswith(('langchain', 'langgraph'))])")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={"PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=60)

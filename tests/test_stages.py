@@ -19,7 +19,8 @@ from shared.offline_llm import CAPABILITY_SENTENCE
 from shared.harness.run_record import Status
 
 STAGES = ["stage1_prebuilt", "stage2_stategraph", "stage3_pure_loop"]
-STAGE_COMMANDS = [*STAGES, "stage3_pure_loop.json_loop", "stage3_pure_loop.hardened_loop"]
+STAGE_COMMANDS = [*STAGES, "stage3_pure_loop.json_loop", "stage3_pure_loop.hardened_loop",
+                  "stage1_prebuilt.create_agent", "stage3_pure_loop.fc_loop"]
 # OFFLINE_LLM_SEED=0：温度 1 时离线模型对文章的问题选了"一轮并行"（下面的测试会先确认这一点）
 PARALLEL_SEED = {"OFFLINE_LLM_SEED": "0"}
 
@@ -70,8 +71,8 @@ def test_invalid_arguments_go_back_to_the_model_as_an_error(agent):
     result = record.rounds[0][0]["result"]
     assert record.status == Status.ANSWERED and result.startswith("工具执行出错: 工具 calculate 的参数无效")
     if not agent.json_protocol:
-        # 三个 LangChain 层用 pydantic 校验（ToolNode 或 tool.invoke），措辞逐字相同；
-        # JSON loop 用 inspect.signature 校验纯函数，说的是同一件事，措辞是 Python 的
+        # function calling 的各层都用 pydantic 校验（ToolNode、tool.invoke 或 shared/tool_schemas.py），
+        # 措辞逐字相同；JSON loop 用 inspect.signature 校验纯函数，说的是同一件事，措辞是 Python 的
         assert result == "工具执行出错: 工具 calculate 的参数无效: expression: Field required"
 
 
@@ -178,6 +179,15 @@ def test_stage_command_prints_the_articles_trace(stage):
     assert done.returncode == 0, done.stderr
     assert "[7] 🤖 AI 调用工具: calculate({'expression': '385.6 * 100'})" in done.stdout
     assert "[9] 🤖 AI 回答: " in done.stdout and "38,560 港元" in done.stdout
+
+
+@pytest.mark.parametrize("command", STAGE_COMMANDS[1:])
+def test_every_command_prints_stage_1s_trace_word_for_word(command):
+    def trace(module: str) -> str:
+        done = run_cli(module, "-q", ARTICLE_QUESTION)
+        assert done.returncode == 0, done.stderr
+        return done.stdout[done.stdout.index("-- Agent 推理过程 --"):]
+    assert trace(command) == trace(STAGE_COMMANDS[0])
 
 
 def _record(done) -> dict:

@@ -5,14 +5,19 @@ hands its own ``run_agent`` to the shared CLI. compare lists every implementatio
 ``compare/implementations.py``. Nothing here imports a lesson: the layering is
 ``shared`` <- stages <- ``compare``.
 
-The two protocols differ in what ``run_agent`` takes and returns, so each has a typed
-adapter that turns one call into an :class:`Outcome` (a value; the runner builds the
-record from it):
+Two independent facts describe an implementation. Its *protocol* is how tool calls travel
+(``function_calling``: the API's ``tools`` / ``tool_calls`` fields; ``json``: JSON in the
+text); compare groups wire-level checks by it. Its *SDK* is what ``run_agent`` takes and
+returns, and picks the typed adapter that turns one call into an :class:`Outcome` (a value;
+the runner builds the record from it):
 
-- function calling: ``run_agent(user_input, max_steps, *, llm) -> list[BaseMessage]``
-  (a ``ChatOpenAI``; tool calls travel in the API's ``tool_calls`` field);
-- JSON protocol: ``run_agent(user_input, max_steps, *, client, model, temperature, seed)
-  -> LoopResult`` (a raw ``openai.OpenAI``; tool calls travel as JSON in the text).
+- LangChain: ``run_agent(user_input, max_steps, *, llm) -> list[BaseMessage]`` (a ``ChatOpenAI``);
+- raw ``openai``: ``run_agent(user_input, max_steps, *, client, model, temperature, seed)
+  -> LoopResult`` (an ``openai.OpenAI``), plus ``serial`` for function calling and
+  ``disabled_fixes`` for an implementation that declares fixes.
+
+The JSON protocol is only spoken through the raw SDK; function calling through both
+(the LangChain tiers, and ``fc_loop``).
 """
 from __future__ import annotations
 
@@ -33,6 +38,11 @@ class Protocol(StrEnum):
     JSON = "json"
 
 
+class Sdk(StrEnum):
+    LANGCHAIN = "langchain"
+    OPENAI = "openai"
+
+
 @dataclass(frozen=True)
 class About:
     """What the CLI, the run records and compare say about an implementation."""
@@ -42,6 +52,7 @@ class About:
     command: str                      # how a user starts it: "python -m stage3_pure_loop"
     step_limit: str                   # how it stops when the step budget runs out (stopped_at)
     protocol: Protocol = Protocol.FUNCTION_CALLING
+    sdk: Sdk | None = None            # None: LangChain for function calling, openai for the JSON protocol
     fixes: tuple[str, ...] = ()       # what --no-fix can switch off (only hardened_loop has any)
 
 
@@ -70,24 +81,32 @@ class Implementation:
         return self.about.protocol
 
     @property
+    def sdk(self) -> Sdk:
+        if self.about.sdk is not None:
+            return self.about.sdk
+        return Sdk.OPENAI if self.protocol is Protocol.JSON else Sdk.LANGCHAIN
+
+    @property
     def module(self) -> str:
         """Where ``run_agent`` is defined (what a fresh process must import to run it)."""
         return self.run_agent.__module__
 
     def run(self, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
-        adapter = run_json_protocol if self.protocol is Protocol.JSON else run_function_calling
+        adapter = run_openai_sdk if self.sdk is Sdk.OPENAI else run_langchain
         return adapter(self, prompt, endpoint, options)
 
 
-def run_function_calling(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
+def run_langchain(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
     llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial, seed=options.seed)
     messages = impl.run_agent(prompt, options.max_steps, llm=llm)
     status, answer, error = outcome_from_messages(messages)
     return Outcome(rounds_from_messages(messages), status, answer, error)
 
 
-def run_json_protocol(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
-    switches = {"disabled_fixes": options.disabled_fixes} if impl.about.fixes else {}
+def run_openai_sdk(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
+    switches: dict = {"disabled_fixes": options.disabled_fixes} if impl.about.fixes else {}
+    if impl.protocol is Protocol.FUNCTION_CALLING:      # the JSON protocol is one call per reply anyway
+        switches["serial"] = options.serial
     result: LoopResult = impl.run_agent(
         prompt, options.max_steps, client=endpoint.openai_client(), model=endpoint.model,
         temperature=options.temperature, seed=options.seed, **switches)

@@ -33,6 +33,10 @@ class Status(StrEnum):
 # 而是用这句话替换模型的回复（langgraph/prebuilt/chat_agent_executor.py）。
 # 所以"回答是这句话"在 stage 1 里意味着 max_steps，而不是模型真的答完了。
 PREBUILT_STEP_GUARD_TEXT = "Sorry, need more steps to process this request."
+# create_agent 的 ModelCallLimitMiddleware(exit_behavior="end")：调模型的次数用完时，它在第
+# N+1 次调模型之前结束，追加一条 AI 消息 "Model call limits exceeded: run limit (N/N)"
+# （langchain/agents/middleware/model_call_limit.py）。同样意味着 max_steps。
+MODEL_CALL_LIMIT_TEXT = "Model call limits exceeded: "
 
 # 模型返回了工具调用，但参数不是合法 JSON：LangChain 把它放进 invalid_tool_calls 而不是
 # tool_calls，三个 stage 的循环都会把这条消息当成"最终回答"（内容往往是空的）。记成 error，
@@ -104,7 +108,7 @@ def outcome_from_messages(messages: list) -> tuple[Status, str | None, str | Non
     """``(status, answer, error)`` of a LangChain run, read off its last message."""
     last = messages[-1] if messages else None
     if getattr(last, "type", "") == "ai" and not getattr(last, "tool_calls", None):
-        if last.content == PREBUILT_STEP_GUARD_TEXT:
+        if last.content == PREBUILT_STEP_GUARD_TEXT or content_text(last.content).startswith(MODEL_CALL_LIMIT_TEXT):
             return Status.MAX_STEPS, None, None
         if invalid := getattr(last, "invalid_tool_calls", None):
             bad = invalid[0]
