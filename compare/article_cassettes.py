@@ -98,7 +98,7 @@ def scripted(decisions: tuple[Decision, ...]):
     """A brain that answers turn ``n`` of the conversation with ``decisions[n]``."""
     def brain(request: dict) -> dict:
         conversation = read_conversation(request)
-        completion = build_completion(request, conversation, decisions[conversation.turn])
+        completion = build_completion(request, conversation, decisions[conversation.turn], fixed_ids=True)
         completion["created"] = 0            # 文件逐字可复现
         return completion
     return brain

@@ -82,3 +82,42 @@ def test_retry_after_is_capped():
     assert _capped("2", "retry-after") == "2"
     assert _capped("999999", "retry-after-ms") == f"{RETRY_AFTER_CAP * 1000:g}"
     assert _capped("Wed, 21 Oct 2015 07:28:00 GMT", "retry-after") == "Wed, 21 Oct 2015 07:28:00 GMT"
+
+
+# ---- 离线模型的传输层故障：每个实现都要接得住 ----
+
+RECOVERED = ("http_500", "truncated")               # 第一次失败、重试就好：SDK 的重试接得住
+NAMED = {"bad_body": "端点返回的不是 JSON（HTTP 200, text/html）", "empty": "empty_message"}
+
+
+def run_offline(impl_name: str, fault: str, question: str = "北京天气怎么样"):
+    settings = load_settings(env={"LLM_TIMEOUT": "1"}, dotenv=None, offline_faults=(fault,))
+    with open_endpoint(settings) as endpoint:
+        return run_once(IMPLEMENTATIONS[impl_name], question, endpoint, RunOptions()), endpoint.server
+
+
+@pytest.mark.parametrize("fault", [*RECOVERED, *NAMED])
+@pytest.mark.parametrize("impl_name", list(IMPLEMENTATIONS))
+def test_every_implementation_survives_each_transport_fault(impl_name, fault):
+    record, server = run_offline(impl_name, fault)
+    if fault in RECOVERED:
+        assert record.status == Status.ANSWERED and "北京" in record.answer, record.error
+        assert record.llm_calls == 2 and len(server.requests) == 4        # 每轮第一次失败、重试成功
+        return
+    if impl_name == "hardened_loop" and fault == "empty":
+        assert record.status == Status.STOPPED              # 修复 5 追问，三次都空就降级
+        return
+    assert record.status == Status.ERROR and NAMED[fault] in record.error
+
+
+@pytest.mark.parametrize("fault", ["http_429", "timeout"])
+@pytest.mark.parametrize("impl_name", ["pure_loop", "json_loop"])
+def test_rate_limits_and_timeouts_are_retried(impl_name, fault):
+    record, _ = run_offline(impl_name, fault, "现在几点了？")
+    assert record.status == Status.ANSWERED, record.error
+
+
+def test_transport_fault_names_are_configuration():
+    settings = load_settings(env={"OFFLINE_LLM_FAULTS": "http_500,timeout,truncated,bad_body,empty,http_429"},
+                             dotenv=None)
+    assert len(settings.offline_faults) == 6

@@ -191,7 +191,7 @@ def _integer(variable: str, value: str | int | None, *, high: int | None = None)
 
 
 def _faults(value: str | None, *, variable: str = "OFFLINE_LLM_FAULTS") -> tuple[str, ...]:
-    from shared.offline_llm.faults import FAULT_MODES   # 故障模式由离线模型自己登记
+    from shared.offline_llm.faults import ALL_FAULT_MODES as FAULT_MODES   # 故障模式由离线模型自己登记
 
     if not value:
         return ()

@@ -45,7 +45,9 @@ class ExchangeLog:
 
     @property
     def llm_calls(self) -> int:
-        return len(self.exchanges)
+        """Model calls the agent made: an attempt refused as transient (429, 5xx), which the client
+        retries, is not another model call; any other answer, a 400 included, is one."""
+        return sum(1 for exchange in self.exchanges if exchange["status"] != 429 and exchange["status"] < 500)
 
     @property
     def usage(self) -> dict[str, int]:

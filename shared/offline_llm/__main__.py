@@ -18,7 +18,7 @@ import threading
 
 from shared.harness.arguments import OneLineParser
 from shared.harness.config import load_settings_or_exit
-from shared.offline_llm.faults import FAULT_MODES
+from shared.offline_llm.faults import ALL_FAULT_MODES as FAULT_MODES
 from shared.offline_llm.server import OfflineServer
 
 DEFAULT_PORT = 8000

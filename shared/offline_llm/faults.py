@@ -36,8 +36,8 @@ Modes combine; they apply in :data:`_ORDER` (first what to do, then how it is wr
 "Can see" means: among the assistant replies after the question in this request; the
 model is stateless, like a real one, and learns only from what the loop sends back.
 
-Left out: transport faults (HTTP 500/429, timeouts, truncated bodies) belong to the
-server, not to the decision; ``rogue`` (calling the dangerous tool unasked) arrives with
+Transport faults (HTTP 500/429, timeouts, truncated or non-JSON bodies, empty messages)
+belong to the server, not to the decision: ``transport_faults.py``. Left out: ``rogue`` (calling the dangerous tool unasked) arrives with
 a later version.
 """
 from __future__ import annotations
@@ -51,6 +51,7 @@ from shared.offline_llm.completion import render_json_protocol
 from shared.offline_llm.conversation import JSON_PROTOCOL, assistant_calls, find_json_tool_call, message_text
 from shared.offline_llm.decision import Decision, ToolCall
 from shared.tokens import count_tokens, prompt_tokens
+from shared.offline_llm.transport_faults import TRANSPORT_FAULT_MODES
 from shared.offline_llm.validation import ApiError
 
 if TYPE_CHECKING:
@@ -267,3 +268,7 @@ def _thought(context: FaultContext, tool: str) -> str:
         parts.append(sentence)
         tokens += count_tokens(sentence)
     return "".join(parts)
+
+
+# 配置里能写的全部故障名：模型行为的（这里）加上传输层的（transport_faults.py）
+ALL_FAULT_MODES: tuple[str, ...] = FAULT_MODES + TRANSPORT_FAULT_MODES

@@ -45,6 +45,10 @@ from urllib.parse import urlsplit
 from shared.harness.text import shorten
 from shared.offline_llm.policy import PolicyBrain
 from shared.offline_llm.streaming import DONE_LINE, sse_event, stream_chunks
+from shared.offline_llm.transport_faults import (
+    BAD_BODY, MSG_429, MSG_500, RETRY_AFTER_SECONDS, TIMEOUT_HOLD_SECONDS, TRANSPORT_FAULT_MODES, TransportFaults,
+    empty_completion,
+)
 from shared.offline_llm.validation import SERVER_ERROR, ApiError, parse_chat_request
 
 Brain = Callable[[dict], dict]
@@ -75,8 +79,10 @@ class OfflineServer:
                  seed: int | None = None, latency_ms: int = 0, brain: Brain | None = None,
                  fixed_ids: bool = False, log: TextIO | None = None):
         # brain 为空时用规则策略；故障模式在这里就校验，名字写错启动即失败
-        self.brain: Brain = brain if brain is not None else PolicyBrain(seed=seed, faults=tuple(faults),
+        model_faults = tuple(f for f in faults if f not in TRANSPORT_FAULT_MODES)
+        self.brain: Brain = brain if brain is not None else PolicyBrain(seed=seed, faults=model_faults,
                                                                         fixed_ids=fixed_ids)
+        self.transport_faults = TransportFaults(tuple(faults), seed)
         self.host, self.port, self.latency_ms = host, port, latency_ms
         self.log = log                   # 每个请求一行（方法、路径、状态、摘要）；None = 安静
         self._log: list[dict] = []
@@ -228,8 +234,15 @@ class _Handler(BaseHTTPRequestHandler):
         if owner.latency_ms > 0:
             time.sleep(owner.latency_ms / 1000)   # 只睡本线程：别的请求照常被服务
         include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
+        fault = owner.transport_faults.fault_for(raw)
+        if fault is not None:
+            self._summary += f" -> fault {fault}"
+            if self._transport_fault(fault):
+                return
         try:
             completion = owner.brain(request)
+            if fault == "empty":
+                completion = empty_completion(completion)
             # 响应（流式的每个分片）在发响应头之前就编码好：大脑交回的东西有问题，还来得及回 500
             if request.get("stream"):
                 events = [sse_event(c) for c in stream_chunks(completion, include_usage=include_usage)]
@@ -245,6 +258,37 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_stream(events)
         else:
             self._send_encoded_json(200, data)
+
+    def _transport_fault(self, fault: str) -> bool:
+        """Act out a transport fault; ``True`` when the request is thereby answered (or abandoned)."""
+        if fault == "http_500":
+            raise ApiError(500, MSG_500, error_type=SERVER_ERROR)
+        if fault == "http_429":
+            raise ApiError(429, MSG_429, error_type="requests", code="rate_limit_exceeded",
+                           headers={"Retry-After": RETRY_AFTER_SECONDS})
+        if fault == "timeout":
+            time.sleep(TIMEOUT_HOLD_SECONDS)         # 客户端早该放弃了；然后挂断，不回答
+            self.close_connection = True
+            return True
+        if fault == "truncated":
+            data = _encode({"id": "chatcmpl-cut", "object": "chat.completion", "choices": []})
+            self._status = 200
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:len(data) // 2])  # 只发一半就挂断
+            self.close_connection = True
+            return True
+        if fault == "bad_body":
+            self._status = 200
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(BAD_BODY)))
+            self.end_headers()
+            self.wfile.write(BAD_BODY)
+            return True
+        return False                                 # empty：照常让大脑回答，再把消息掏空
 
     def _models(self, model_id: str) -> None:
         model = {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "react-agent-from-scratch",
