@@ -1,11 +1,11 @@
-# 两条命令：make demo（离线跑通三个实现并对比）与 make test。
+# 两条命令：make demo（离线跑通三个实现并对比）与 make test；make check-browser 在无头 Chromium 里检查 report.html。
 # Both create .venv on first use and install the project's dependencies into it.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test install clean check-browser
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# report.html 在真的浏览器里打开（无头 Chromium，经 DevTools 协议检查控制台与网络请求）。
+# 需要 root 装 Debian 的 chromium 与中文字体；截图留在 pytest 的临时目录里。
+check-browser: $(STAMP)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium fonts-noto-cjk)
+	$(PY) -m pytest -v tests/test_report_browser.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis reports .data

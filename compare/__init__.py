@@ -4,14 +4,15 @@ Same prompts through every implementation, traces diffed: this package proves th
 article's claim (same mechanism, same trace at temperature 0) and separates the two
 causes of a difference, the mechanism and the sampling.
 
-The pure logic (no I/O, no model calls) lives in two modules:
-- :mod:`compare.matching`: a run's normalised trace, argument comparison
-  (exact / by value / ignored) and the four call-match modes of agentevals
-  (strict / unordered / subset / superset), with a best pairing of calls;
-- :mod:`compare.verdicts`: the verdict per prompt and temperature
-  (``equivalent`` / ``strategy_differs`` / ``diverged``) with its first difference, and the
-  drift statistics over several runs (distinct traces, parallel share, pass^k).
-
-The harness around them (command line, suite, concurrency, cassettes, reports) is the
-rest of the package.
+- :mod:`compare.matching`: each call reduced to a canonical key; trajectory matching as
+  multiset comparisons of keys (agentevals' four modes);
+- :mod:`compare.verdicts`: one run against a baseline, the verdict of a protocol group,
+  whether a run passes, drift statistics (pass^k, strategy share, guesses per run);
+- :mod:`compare.traces`: distinct traces with their letters and short names;
+- :mod:`compare.report`: the report's data (dataclasses, JSON by ``asdict``); its views are
+  :mod:`compare.render_text`, :mod:`compare.render_markdown`, :mod:`compare.render_html`
+  (with :mod:`compare.sequence_svg`), sharing the wording of :mod:`compare.sentences`;
+  :mod:`compare.report_files` writes them;
+- around them: the command line, the suite (:mod:`compare.suite`), the sweep, cassettes,
+  the request-level check (:mod:`compare.wire`), the stage pages (:mod:`compare.stage_docs`).
 """

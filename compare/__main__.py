@@ -11,8 +11,10 @@ What it does, in order: read the settings once; fix the clock (``AGENT_CLOCK``, 
 open the model endpoint once (the embedded offline model, a real one, or a cassette being
 replayed); run the sweep (:mod:`compare.sweep`), appending every finished run to
 ``OUT/runs.jsonl``; judge every prompt and temperature (:mod:`compare.report`); print the
-tables (or, with ``--json``, exactly one JSON object) and write ``report.json``,
-``report.md`` and ``report.html`` under ``--out``.
+one line per prompt and temperature (or, with ``--json``, exactly one JSON object) and write
+``report.json``, ``report.md`` and ``report.html`` (the full tables, the seed grid and the
+sequence diagrams) under ``--out``. While it runs, stderr shows one progress bar per
+implementation.
 
 Exit status: 0 when every prompt at temperature 0 is ``equivalent``, 1 otherwise, 2 for
 bad usage (one line on stderr, no traceback), 130 when interrupted (the finished runs are
@@ -26,12 +28,14 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from compare.cassette import Cassette, CassetteError
 from compare.render_text import print_report, progress_bar
-from compare.report import Report, build_report, write_reports
+from compare.report import Report, build_report
+from compare.report_files import write_reports
 from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
 from shared.harness.arguments import OneLineParser, positive_int
@@ -230,8 +234,9 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
         groups = [(human.HumanBrain(stream="stderr" if args.json else "stdout"), todo)]
         show_progress, concurrency = False, 1
     base = RunOptions(serial=args.serial, max_steps=args.max_steps, clock=clock)
+    totals = Counter(job.impl.name for job in todo)
     new: list[RunRecord] = []
-    with progress_bar(len(todo), enabled=show_progress) as tick:
+    with progress_bar([i.name for i in plan.impls], totals, enabled=show_progress) as tick:
         for brain, group in groups:
             with open_endpoint(settings, brain=brain) as endpoint:
                 new += run_sweep(group, endpoint, results=results, concurrency=concurrency,
@@ -257,7 +262,7 @@ def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str],
     if records and all(r.status == Status.ERROR for r in records):
         lines.append(MSG_ALL_ERRORS.format(n=len(records), error=records[0].error))
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False))
+        print(json.dumps(report.to_json(), ensure_ascii=False))
         for line in lines:
             print(line, file=sys.stderr)
         return

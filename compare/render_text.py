@@ -1,95 +1,66 @@
-"""终端视图：每道题一张 rich 表格（实现并排、逐轮对齐、不同处标红），和跑的时候的进度条。
+"""终端视图：跑的时候每个实现一条进度条；跑完每道题 × 每个温度一行，外加一次性的说明。
 
-The table is :func:`compare.report.table_rows` laid out with rich: one column per
-implementation (or per distinct trace, with several runs), one row per round, then status,
-answer, where a run stopped, errors, ``guessed_argument`` flags and cost. A cell that
-differs from the first column is red and starts with ``≠``.
+The full tables, the seed grid and the sequence diagrams go to the report files
+(``report.html``, ``report.md``); the terminal keeps to what fits one screen. The progress
+bars go to stderr and only when stderr is a terminal and ``--json`` is off, so a pipe or
+``--json`` output stays clean. Text from the model is printed with rich markup off: a
+``[bold]`` in an answer is text, not style.
 
-The progress bar goes to stderr and only when stderr is a terminal and ``--json`` is off,
-so a pipe or ``--json`` output stays clean. Text from the model is printed with rich markup
-switched off: a ``[bold]`` in an answer is text, not style.
-
-Left out: files (``compare.report.write_reports``).
+Left out: files (:mod:`compare.report_files`).
 """
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
-from compare.report import PromptReport, Report, summary_lines
+from compare.report import DRIFT_LEGEND, WHY_GROUPS, WHY_SEEDS, Report
+from compare.sentences import summary_line
 from shared.harness.run_record import RunRecord
 
-VERDICT_STYLE = {"equivalent": "bold green", "strategy_differs": "bold yellow", "diverged": "bold red"}
-PROGRESS_LABEL = "compare"
-SUMMARY_TITLE = "总览"
+VERDICT_STYLE = {"equivalent": "green", "strategy_differs": "yellow", "diverged": "bold red"}
 CONCLUSION_LINE = {
     "equivalent": "温度 0 的每道题都 equivalent：机制等价。",
     "not_equivalent": "温度 0 有题目不是 equivalent（见上）：退出码 1。",
     "not_checked": "这次没有温度 0 的题目：机制等价没有被检验（加上 --temperature 0）。",
     "all_failed": "温度 0 的每次运行都以 error 结束：什么也没比较（检查 LLM_BASE_URL / LLM_API_KEY / LLM_MODEL）。退出码 1。",
 }
+TRACE_LEGEND = "trace 的字母与短名：同一题里每种不同的 trace 一个字母，符合期望的排在前面；完整表格、seed 网格与时序图见报告。"
 
 
 def print_report(report: Report, file: TextIO | None = None) -> None:
-    file = file or sys.stdout
-    console = Console(file=file, highlight=False, soft_wrap=False)
+    console = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
     for section in report.prompts:
-        console.print(section_table(section))
-        for line in summary_lines(section):
-            console.print(Text("  " + line), soft_wrap=True)
-        console.print()
-    console.print(overview_table(report))
-    for key, value in report.meta.items():
-        console.print(Text(f"{key}: {value}", style="dim"))
+        console.print(Text(summary_line(section), style=VERDICT_STYLE[section.verdict]))
+    explained = {line for section in report.prompts for line in section.details.why}
+    for line in (WHY_GROUPS, WHY_SEEDS):
+        if line in explained:
+            console.print(Text(line, style="dim"))
+    if any(section.several_runs for section in report.prompts):
+        console.print(Text(TRACE_LEGEND, style="dim"))
+        console.print(Text(DRIFT_LEGEND, style="dim"))
+    if clock := report.meta.get("clock"):
+        console.print(Text(str(clock), style="dim"))
     console.print(Text(CONCLUSION_LINE[report.conclusion], style="bold"))
 
 
-def section_table(section: PromptReport) -> Table:
-    title = Text(f"{section.title}{section.prompt.prompt}  T={section.temperature:g}  ")
-    title.append(section.verdict.verdict, style=VERDICT_STYLE[section.verdict.verdict])
-    table = Table(title=title, show_lines=True, title_justify="left")
-    table.add_column("")
-    for column in section.columns:
-        header = column.label if not section.several_runs else f"{column.label}\n{', '.join(column.members)}"
-        table.add_column(Text(header), overflow="fold")
-    for row in section.rows:
-        cells = [Text(f"≠ {text}", style="red") if differs else
-                 Text(text, style="yellow" if row.kind == "flag" else "dim" if row.kind == "info" else "")
-                 for text, differs in zip(row.cells, row.differs)]
-        table.add_row(Text(row.label, style="bold"), *cells)
-    return table
-
-
-def overview_table(report: Report) -> Table:
-    table = Table(title=SUMMARY_TITLE, title_justify="left")
-    for name in ("题目", "温度", "判定", "第一处不同"):
-        table.add_column(name, overflow="fold")
-    for section in report.prompts:
-        first = section.verdict.details.get("first_difference")
-        table.add_row(Text(section.title + section.prompt.prompt), f"{section.temperature:g}",
-                      Text(section.verdict.verdict, style=VERDICT_STYLE[section.verdict.verdict]),
-                      Text(first["message"] if first else ""))
-    return table
-
-
 @contextmanager
-def progress_bar(total: int, *, enabled: bool) -> Iterator[Callable[[RunRecord], None]]:
-    """A progress bar on stderr for ``total`` runs; yields the callback for each finished run."""
+def progress_bar(impls: list[str], totals: Counter, *, enabled: bool) -> Iterator[Callable[[RunRecord], None]]:
+    """One bar per implementation on stderr (runs done / to do); yields the callback for each finished run."""
     if not enabled:
         yield lambda record: None
         return
-    with Progress(TextColumn(PROGRESS_LABEL), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("", total=total)
+    with Progress(TextColumn("{task.description:<14}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        tasks = {impl: bar.add_task(impl, total=totals[impl]) for impl in impls if totals[impl]}
 
         def advance(record: RunRecord) -> None:   # 在 worker 线程里调用；rich 的 Progress 是线程安全的
-            bar.update(task, advance=1, description=f"{record.impl} · {record.status}")
+            bar.update(tasks[record.impl], advance=1)
 
         yield advance

@@ -1,444 +1,270 @@
-"""判定：同一个问题、同一个温度下，各实现、各次运行的 trace 是不是"同一个"。
+"""判定：同一个问题、同一个温度下，一组实现的 trace 是不是"同一个"；以及多次运行的漂移。
 
-What decides the verdict (the README's compare section), record by record against a
-reference record (the first one, or one you choose):
+One run against a baseline run (:func:`compare_runs`):
 
 ``equivalent``
-    the same rounds (the same calls, grouped into turns and ordered the same, arguments
-    equal by value), the same status, the same tool results, and, when both answered,
-    the same answer up to whitespace.
+    the same calls (canonical keys, :mod:`compare.matching`, arguments by value) in the same
+    rounds and order, the same tool results, the same status and, when both answered, the
+    same answer up to whitespace;
 ``strategy_differs``
-    the same calls as a multiset (by value) and everything else the same, but grouped or
-    ordered differently: serial against parallel, or another order inside a turn.
+    everything the same except the grouping or order of the calls: serial against
+    parallel, or another order inside a round;
 ``diverged``
-    anything else: a call more or less, other arguments, another status, a tool result
-    that differs, another answer.
+    anything else: a call more or less, other arguments, a tool result, status or answer.
 
-Why tool results count: a tool-error text that one implementation words differently is
-exactly the kind of mechanism difference the comparison exists to catch. Results are
-compared exactly, so a run that calls ``get_current_time`` must fix the clock
-(``AGENT_CLOCK``); the harness does that for its runs.
+Tool results count exactly: a tool-error text worded differently is a mechanism difference.
+Where a run stopped (``stopped_at``) and error texts do not count (each framework words them
+its own way; the status is compared).
 
-What does not count, but is reported in ``details["notes"]``:
-- ``stopped_at``: where a step budget or guard ended a run. The frameworks stop
-  differently (prebuilt's "need more steps" guard, ``GraphRecursionError``, the loop's
-  ``range``); the status ``max_steps`` is what is compared, the place is only shown;
-- ``answer`` when a run did not answer (prebuilt's guard text is not a model answer);
-- ``error`` texts (each framework words its exceptions its own way; the status counts).
+A group (:func:`group_verdict`) is the runs of one protocol: function calling and the JSON
+text protocol are compared within their group only, because a JSON reply carries one call
+by construction and can never follow a parallel round. The baseline is the run that meets
+the suite's expectation (calls and answer), else the first run. At temperature 0 every run
+of the group is compared with it; above 0 the runs are compared seed by seed (run ``r``
+used seed ``r`` in every implementation, so a difference inside a seed is the mechanism,
+and the drift between seeds is the sampling: :func:`drift`).
 
-The verdict of several records is the worst of their verdicts against the reference.
-``details["first_difference"]`` is the first difference, in trace order, of the first
-record whose own verdict is that worst one, and of the kind that decides it: for a
-``diverged`` record that is the first diverging difference, not a mere regrouping before
-it. Positions are 1-based like the ``round`` of a run record's flags: ``"round": 2,
-"call": 1`` is the first call of the second model turn.
-
-Also here, the drift statistics over several runs (:func:`drift`): share of distinct
-traces, share of parallel strategies, share of runs whose calls match the suite's
-expected calls, pass^k, and the ``guessed_argument`` flags.
-
-Left out: running anything (the harness does), wire-level request comparison, rendering.
+Left out: running, the request-level comparison (:mod:`compare.wire`), presentation.
 """
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from compare.matching import (BY_VALUE, SUPERSET, Call, Trace, args_equal, as_rounds, calls_equal,
-                              match_calls, pair_calls, record_fields, squash_whitespace, trace_of)
-from shared.harness.run_record import GUESSED_ARGUMENT, Status
+from compare.matching import Key, call_key, match_calls, round_keys, squash
+from shared.harness.run_record import GUESSED_ARGUMENT, RunRecord, Status
 from shared.harness.text import shorten
 
 EQUIVALENT, STRATEGY_DIFFERS, DIVERGED = "equivalent", "strategy_differs", "diverged"
 VERDICTS = (EQUIVALENT, STRATEGY_DIFFERS, DIVERGED)        # 由轻到重
 
-# ---- 差异的字段名（Difference.field） ----
-F_ROUNDS, F_CALLS, F_CALL, F_NAME, F_ARGS, F_RESULT = "rounds", "calls", "call", "name", "args", "result"
-F_STATUS, F_ANSWER, F_STOPPED_AT, F_ERROR = "status", "answer", "stopped_at", "error"
-
-# ---- 差异的文字（中文，与文章一致） ----
-MSG_ROUNDS = "工具调用轮数不同：参考 {expected} 轮，这次 {actual} 轮"
 MSG_CALLS = "第 {round} 轮的调用不同：参考 {expected}，这次 {actual}"
 MSG_NAME = "第 {round} 轮第 {call} 个调用的工具不同：参考 {expected}，这次 {actual}"
 MSG_ARGS = "第 {round} 轮第 {call} 个调用 {tool} 的参数 {key} 不同：参考 {expected}，这次 {actual}"
-MSG_MISSING = "第 {round} 轮第 {call} 个调用 {label} 在这次运行里没有出现"
+MSG_MISSING = "参考第 {round} 轮的 {label} 这次没有调用"
 MSG_EXTRA = "第 {round} 轮第 {call} 个调用 {label} 参考里没有"
 MSG_RESULT = "第 {round} 轮第 {call} 个调用 {tool} 的返回不同：参考 {expected}，这次 {actual}"
 MSG_STATUS = "运行状态不同：参考 {expected}，这次 {actual}"
 MSG_ANSWER = "回答不同：参考 {expected}，这次 {actual}"
-MSG_STOPPED_AT = "停在不同的地方（不影响判定）：参考「{expected}」，这次「{actual}」"
-MSG_UNANSWERED = "没有回答的运行，最后的文字不同（不影响判定）：参考 {expected}，这次 {actual}"
-MSG_ERROR = "错误信息不同（不影响判定，比的是状态）：参考 {expected}，这次 {actual}"
-MSG_ABSENT = "（无）"
-ERR_NO_RECORDS = "没有运行记录可比较"
-ERR_REFERENCE = "参考记录 {reference!r} 不在这批记录里"
-ERR_MIXED = "一次判定只比较同一个问题、同一个温度的记录，收到: {keys}"
+FAIL_CALLS = "调用与期望不符（{match} / {args}）"
+FAIL_STATUS = "没有给出回答（{status}）"
+FAIL_ANSWER = "回答里没有 {text!r}"
 ERR_PASS_HAT_K = "pass^k 需要 0 < k <= n 且 0 <= c <= n，收到 n={n} c={c} k={k}"
-
-SHORT_TEXT = 80              # 文字说明里引用的值最多这么长，完整值在 expected/actual 里
-MAX_DIFFERENCES = 20         # 每条记录最多列这么多差异：错位之后的差异只是噪音
+SHORT = 80
 
 
 @dataclass
 class Difference:
-    """One difference between a record and the reference, in words and in structure."""
-    field: str                   # rounds | calls | call | name | args.<key> | result | status | answer
-    expected: Any                # the reference's value (None: absent)
-    actual: Any                  # this record's value (None: absent)
+    """The first difference of one run from the baseline, in words and in structure."""
+    impl: str
+    run: int
+    field: str                   # calls | name | args.<key> | call | result | status | answer
+    expected: Any
+    actual: Any
     message: str
     round: int | None = None     # 1-based model turn
     call: int | None = None      # 1-based call within that turn
-    kind: str = DIVERGED         # the verdict this difference leads to on its own
-    impl: str = ""
-    run: int = 0
-
-    def to_dict(self) -> dict:
-        return {"impl": self.impl, "run": self.run, "round": self.round, "call": self.call,
-                "field": self.field, "expected": self.expected, "actual": self.actual,
-                "kind": self.kind, "message": self.message}
+    kind: str = DIVERGED
 
 
 @dataclass
-class Comparison:
-    """One record against the reference."""
-    impl: str
-    run: int
+class GroupVerdict:
+    """The verdict of one protocol group of one prompt and temperature."""
+    protocol: str
+    impls: list[str]
     verdict: str
-    differences: list[Difference] = field(default_factory=list)
-    notes: list[Difference] = field(default_factory=list)     # reported, not deciding
-
-    @property
-    def first_difference(self) -> Difference | None:
-        return next((d for d in self.differences if d.kind == self.verdict), None)
-
-    def to_dict(self) -> dict:
-        first = self.first_difference
-        return {"impl": self.impl, "run": self.run, "verdict": self.verdict,
-                "first_difference": first.to_dict() if first else None,
-                "differences": [d.to_dict() for d in self.differences],
-                "notes": [n.to_dict() for n in self.notes]}
-
-
-@dataclass
-class Verdict:
-    """The verdict of one prompt at one temperature; ``to_dict()`` is the object ``--json`` prints."""
-    prompt: str
-    temperature: float
-    verdict: str
-    details: dict
-
-    def to_dict(self) -> dict:
-        return {"prompt": self.prompt, "temperature": self.temperature,
-                "verdict": self.verdict, "details": self.details}
+    baseline: list[str]                          # "impl#run" of each baseline (one per seed above 0)
+    first_difference: Difference | None = None
+    comparisons: dict[str, str] = field(default_factory=dict)    # "impl#run" -> its verdict, if not equivalent
 
 
 @dataclass
 class Drift:
-    """How much several runs of the same prompt and temperature wander."""
+    """How several runs wander; ``pass^k``: the chance that k runs drawn from them all pass."""
     runs: int
+    passes: int
+    pass_hat_k: dict[int, float]
     distinct_traces: int
-    distinct_share: float             # distinct traces / runs
-    parallel_share: float             # runs with a turn of >= 2 calls / runs
-    expected_share: float | None      # runs whose calls match the expectation / runs (None: none given)
-    passes: int                       # runs that answered and matched the expectation
-    pass_hat_k: dict[int, float]      # k -> pass^k, for k = 1..runs
-    guessed_arguments: int            # guessed_argument flags over all runs
-    flagged_runs: int                 # runs with at least one such flag
-
-    def to_dict(self) -> dict:
-        return {"runs": self.runs, "distinct_traces": self.distinct_traces,
-                "distinct_share": self.distinct_share, "parallel_share": self.parallel_share,
-                "expected_share": self.expected_share, "passes": self.passes,
-                "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
-                "guessed_arguments": self.guessed_arguments, "flagged_runs": self.flagged_runs}
+    strategy_share: dict[str, float]             # trace short name -> share of runs
+    guessed_per_run: float                       # guessed_argument flags / runs
+    flagged_runs: int
 
 
-# ---------------------------------------------------------------- one record against another
-
-def compare_traces(reference: Trace, actual: Trace, *, arg_mode: str = BY_VALUE) -> Comparison:
-    """Every difference of ``actual`` from ``reference``, and the verdict they lead to."""
-    differences = _call_differences(reference, actual, arg_mode)
-    differences += _outcome_differences(reference, actual)
-    for difference in differences:
-        difference.impl, difference.run = actual.impl, actual.run
-    notes = _notes(reference, actual)
-    kinds = {d.kind for d in differences}
-    verdict = DIVERGED if DIVERGED in kinds else STRATEGY_DIFFERS if kinds else EQUIVALENT
-    return Comparison(actual.impl, actual.run, verdict, differences[:MAX_DIFFERENCES], notes)
+def member(record: RunRecord) -> str:
+    return f"{record.impl}#{record.run}"
 
 
-def _call_differences(reference: Trace, actual: Trace, arg_mode: str) -> list[Difference]:
-    ref_calls, act_calls = _positioned(reference), _positioned(actual)
-    pairing = pair_calls([c for _, _, c in act_calls], [c for _, _, c in ref_calls], arg_mode=arg_mode)
-    pairs = [(ref_calls[j], act_calls[i]) for i, j in pairing.pairs.items()]
-    differences = _result_differences(pairs)
-    if _same_grouping(reference, actual, arg_mode):
-        return differences
-    if pairing.complete:
-        # 同一组调用，换了分组或顺序：只报第一个错位处，之后的位置全是连带的
-        return [_first_regrouping(reference, actual, arg_mode)] + differences
-    differences += _unpaired_differences([ref_calls[j] for j in pairing.unpaired_reference],
-                                         [act_calls[i] for i in pairing.unpaired_actual], arg_mode)
-    if len(reference.rounds) != len(actual.rounds):
-        shorter = min(len(reference.rounds), len(actual.rounds))
-        differences.append(Difference(F_ROUNDS, len(reference.rounds), len(actual.rounds),
-                                      MSG_ROUNDS.format(expected=len(reference.rounds), actual=len(actual.rounds)),
-                                      round=shorter + 1))
-    return sorted(differences, key=_position)
+def worst(verdicts: Sequence[str]) -> str:
+    return max(verdicts, key=VERDICTS.index, default=EQUIVALENT)
 
 
-def _positioned(trace: Trace) -> list[tuple[int, int, Call]]:
-    return [(r, c, call) for r, round_ in enumerate(trace.rounds, 1) for c, call in enumerate(round_, 1)]
+# ---------------------------------------------------------------- one run against the baseline
+
+def compare_runs(base: RunRecord, run: RunRecord) -> tuple[str, Difference | None]:
+    """The verdict of ``run`` against ``base`` and the first difference that decides it."""
+    base_keys, run_keys = round_keys(base.rounds), round_keys(run.rounds)
+    made = partial(Difference, run.impl, run.run)     # made(field, expected, actual, message, round, call, kind)
+    found = (_call_difference(base, run, made) or _result_difference(base, run, made)
+             or _outcome_difference(base, run, made))
+    if found:
+        return DIVERGED, found
+    if base_keys != run_keys:
+        return STRATEGY_DIFFERS, _regrouping(base, run, base_keys, run_keys, made)
+    return EQUIVALENT, None
 
 
-def _same_grouping(reference: Trace, actual: Trace, arg_mode: str) -> bool:
-    return len(reference.rounds) == len(actual.rounds) and all(
-        len(r) == len(a) and all(calls_equal(x, y, arg_mode=arg_mode) for x, y in zip(a, r))
-        for r, a in zip(reference.rounds, actual.rounds))
+def _positions(rounds) -> list[tuple[int, int, dict]]:
+    return [(r, c, call) for r, round_ in enumerate(rounds, 1) for c, call in enumerate(round_, 1)]
 
 
-def _result_differences(pairs: list[tuple[tuple, tuple]]) -> list[Difference]:
-    # 结果逐字比较：工具错误文案变了，就是机制变了
-    return [Difference(F_RESULT, ref.result, act.result,
-                       MSG_RESULT.format(round=r, call=c, tool=act.name,
-                                         expected=_short(ref.result), actual=_short(act.result)),
-                       round=r, call=c)
-            for (_, _, ref), (r, c, act) in pairs if ref.result != act.result]
+def _call_difference(base, run, made) -> Difference | None:
+    base_calls, run_calls = _positions(base.rounds), _positions(run.rounds)
+    missing = Counter(call_key(c) for *_, c in base_calls) - Counter(call_key(c) for *_, c in run_calls)
+    extra = Counter(call_key(c) for *_, c in run_calls) - Counter(call_key(c) for *_, c in base_calls)
+    lost = next(((r, c, call) for r, c, call in base_calls if missing[call_key(call)]), None)
+    new = next(((r, c, call) for r, c, call in run_calls if extra[call_key(call)]), None)
+    if lost and new and lost[2]["name"] == new[2]["name"]:
+        return _args_difference(lost[2], new, made)
+    if new:
+        return made("call", None, new[2], MSG_EXTRA.format(round=new[0], call=new[1], label=label(new[2])),
+                    new[0], new[1])
+    if lost:
+        return made("call", lost[2], None, MSG_MISSING.format(round=lost[0], label=label(lost[2])), lost[0])
+    return None
 
 
-def _first_regrouping(reference: Trace, actual: Trace, arg_mode: str) -> Difference:
-    """The first position where two traces of the same calls stop lining up."""
-    for r, (ref_round, act_round) in enumerate(zip(reference.rounds, actual.rounds), 1):
-        for c, (ref, act) in enumerate(zip(ref_round, act_round), 1):
-            difference = _call_difference(ref, act, arg_mode, r, c)
-            if difference is not None:
-                difference.kind = STRATEGY_DIFFERS
-                return difference
-        if len(ref_round) != len(act_round):
-            expected, actual_ = _labels(ref_round), _labels(act_round)
-            return Difference(F_CALLS, [c.to_dict() for c in ref_round], [c.to_dict() for c in act_round],
-                              MSG_CALLS.format(round=r, expected=expected, actual=actual_),
-                              round=r, kind=STRATEGY_DIFFERS)
-    # 共有的轮都对得上、只是轮数不同：只有记录里出现空的一轮才会走到这里
-    return Difference(F_ROUNDS, len(reference.rounds), len(actual.rounds),
-                      MSG_ROUNDS.format(expected=len(reference.rounds), actual=len(actual.rounds)),
-                      round=min(len(reference.rounds), len(actual.rounds)) + 1, kind=STRATEGY_DIFFERS)
+def _args_difference(expected: dict, at: tuple, made, kind: str = DIVERGED) -> Difference:
+    r, c, actual = at
+    if expected["name"] != actual["name"]:
+        return made("name", expected["name"], actual["name"],
+                    MSG_NAME.format(round=r, call=c, expected=label(expected), actual=label(actual)), r, c, kind)
+    want, got = expected.get("args") or {}, actual.get("args") or {}
+    key = next((k for k in [*want, *(k for k in got if k not in want)]
+                if call_key({"name": actual["name"], "args": {k: want.get(k)}})
+                != call_key({"name": actual["name"], "args": {k: got.get(k)}})), None)
+    expected_value, actual_value = (want.get(key), got.get(key)) if key else (want, got)
+    return made(f"args.{key}" if key else "args", expected_value, actual_value,
+                MSG_ARGS.format(round=r, call=c, tool=actual["name"], key=key or "args",
+                                expected=_short(expected_value), actual=_short(actual_value)), r, c, kind)
 
 
-def _call_difference(ref: Call, act: Call, arg_mode: str, r: int, c: int) -> Difference | None:
-    """Tool name, then the first differing argument, of two calls at the same position."""
-    if ref.name != act.name:
-        return Difference(F_NAME, ref.name, act.name,
-                          MSG_NAME.format(round=r, call=c, expected=ref.label(), actual=act.label()),
-                          round=r, call=c)
-    if args_equal(act.args, ref.args, mode=arg_mode, tool=act.name):
-        return None
-    key, expected, actual = _first_differing_arg(ref, act, arg_mode)
-    name = f"{F_ARGS}.{key}" if key is not None else F_ARGS
-    return Difference(name, expected, actual,
-                      MSG_ARGS.format(round=r, call=c, tool=act.name, key=key or F_ARGS,
-                                      expected=_short(expected), actual=_short(actual)),
-                      round=r, call=c)
+def _result_difference(base, run, made) -> Difference | None:
+    # 同样的调用按出现顺序配对（同一个键的第 i 次对第 i 次），结果逐字比较
+    seen: dict[Key, list[dict]] = {}
+    for *_, call in _positions(base.rounds):
+        seen.setdefault(call_key(call), []).append(call)
+    for r, c, call in _positions(run.rounds):
+        twins = seen.get(call_key(call))
+        expected = twins.pop(0) if twins else None
+        if expected is not None and expected.get("result") != call.get("result"):
+            return made("result", expected.get("result"), call.get("result"), MSG_RESULT.format(
+                round=r, call=c, tool=call["name"], expected=_short(expected.get("result")),
+                actual=_short(call.get("result"))), r, c)
+    return None
 
 
-def _first_differing_arg(ref: Call, act: Call, arg_mode: str) -> tuple[str | None, Any, Any]:
-    if not isinstance(ref.args, Mapping) or not isinstance(act.args, Mapping):
-        return None, ref.args, act.args
-    for key in [*ref.args, *(k for k in act.args if k not in ref.args)]:
-        if key not in ref.args or key not in act.args:
-            return key, ref.args.get(key), act.args.get(key)
-        if not args_equal({key: act.args[key]}, {key: ref.args[key]}, mode=arg_mode, tool=act.name):
-            return key, ref.args[key], act.args[key]
-    return None, ref.args, act.args
+def _outcome_difference(base, run, made) -> Difference | None:
+    if base.status != run.status:
+        return made("status", str(base.status), str(run.status),
+                    MSG_STATUS.format(expected=base.status, actual=run.status))
+    if base.status == Status.ANSWERED and squash(base.answer or "") != squash(run.answer or ""):
+        return made("answer", base.answer, run.answer,
+                    MSG_ANSWER.format(expected=_short(base.answer), actual=_short(run.answer)))
+    return None
 
 
-def _unpaired_differences(missing: list[tuple], extra: list[tuple], arg_mode: str) -> list[Difference]:
-    """Calls of one side that pair with none of the other: side by side when at one position."""
-    differences = []
-    extra_at = {(r, c): call for r, c, call in extra}
-    for r, c, ref in missing:
-        act = extra_at.pop((r, c), None)
-        difference = _call_difference(ref, act, arg_mode, r, c) if act is not None else None
-        differences.append(difference or Difference(
-            F_CALL, ref.to_dict(), None, MSG_MISSING.format(round=r, call=c, label=ref.label()),
-            round=r, call=c))
-    for (r, c), act in extra_at.items():
-        differences.append(Difference(F_CALL, None, act.to_dict(),
-                                      MSG_EXTRA.format(round=r, call=c, label=act.label()),
-                                      round=r, call=c))
-    return differences
+def _regrouping(base, run, base_keys, run_keys, made) -> Difference:
+    """The first place where the same calls stop lining up (another grouping or order)."""
+    for r, (want, got) in enumerate(zip(base_keys, run_keys), 1):
+        if len(want) != len(got):
+            return made("calls", [label(c) for c in base.rounds[r - 1]], [label(c) for c in run.rounds[r - 1]],
+                        MSG_CALLS.format(round=r, expected=_labels(base.rounds[r - 1]),
+                                         actual=_labels(run.rounds[r - 1])), r, None, STRATEGY_DIFFERS)
+        for c, (a, b) in enumerate(zip(want, got), 1):
+            if a != b:
+                return _args_difference(base.rounds[r - 1][c - 1], (r, c, run.rounds[r - 1][c - 1]), made,
+                                        STRATEGY_DIFFERS)
+    r = min(len(base_keys), len(run_keys)) + 1      # 只有记录里出现空的一轮才会走到这里
+    return made("calls", len(base_keys), len(run_keys), MSG_CALLS.format(
+        round=r, expected=len(base_keys), actual=len(run_keys)), r, None, STRATEGY_DIFFERS)
 
 
-def _outcome_differences(reference: Trace, actual: Trace) -> list[Difference]:
-    differences = []
-    if reference.status != actual.status:
-        differences.append(Difference(F_STATUS, reference.status, actual.status,
-                                      MSG_STATUS.format(expected=reference.status, actual=actual.status)))
-    elif reference.status == Status.ANSWERED and _squash(reference.answer) != _squash(actual.answer):
-        differences.append(Difference(F_ANSWER, reference.answer, actual.answer,
-                                      MSG_ANSWER.format(expected=_short(reference.answer),
-                                                        actual=_short(actual.answer))))
-    return differences
+# ---------------------------------------------------------------- a protocol group
 
-
-def _notes(reference: Trace, actual: Trace) -> list[Difference]:
-    """Differences that are shown but do not decide: stopping place, unanswered text, error text."""
-    notes = []
-    if reference.stopped_at != actual.stopped_at:
-        notes.append(Difference(F_STOPPED_AT, reference.stopped_at, actual.stopped_at,
-                                MSG_STOPPED_AT.format(expected=reference.stopped_at or MSG_ABSENT,
-                                                      actual=actual.stopped_at or MSG_ABSENT)))
-    if Status.ANSWERED not in (reference.status, actual.status) and _squash(reference.answer) != _squash(actual.answer):
-        notes.append(Difference(F_ANSWER, reference.answer, actual.answer,
-                                MSG_UNANSWERED.format(expected=_short(reference.answer),
-                                                      actual=_short(actual.answer))))
-    if reference.error != actual.error:
-        notes.append(Difference(F_ERROR, reference.error, actual.error,
-                                MSG_ERROR.format(expected=_short(reference.error), actual=_short(actual.error))))
-    for note in notes:
-        note.impl, note.run, note.kind = actual.impl, actual.run, EQUIVALENT
-    return notes
-
-
-def _position(difference: Difference) -> tuple[int, int]:
-    # 轮数差异排在那一轮的调用差异之前；status/answer（没有 round）排最后
-    return (difference.round or math.inf, difference.call or 0)
-
-
-def _labels(round_: Sequence[Call]) -> str:
-    return "、".join(call.label() for call in round_) or MSG_ABSENT
-
-
-def _short(value: Any) -> str:
-    if value is None:
-        return MSG_ABSENT
-    text = value if isinstance(value, str) else repr(value)
-    return repr(shorten(text, SHORT_TEXT + 1))
-
-
-def _squash(text: str | None) -> str | None:
-    return None if text is None else squash_whitespace(text)
-
-
-# ---------------------------------------------------------------- the verdict of a prompt
-
-def verdict(records: Sequence[Any], *, reference: int | tuple[str, int] = 0,
-            arg_mode: str = BY_VALUE) -> Verdict:
-    """The verdict of one prompt at one temperature over all its records.
-
-    ``records``: ``RunRecord`` objects or their ``to_dict()`` form, all of one prompt and
-    temperature. ``reference``: the index of the reference record, or ``(impl, run)``.
-    Agreement only: whether the runs are *right* (the suite's expected calls) and how
-    they drift are :func:`match_calls` and :func:`drift_by_impl`, beside the verdict.
-    """
-    if not records:
-        raise ValueError(ERR_NO_RECORDS)
-    _check_one_prompt(records)
-    traces = [trace_of(record) for record in records]
-    base_index = _reference_index(traces, reference)
-    base = traces[base_index]
-    comparisons = [compare_traces(base, trace, arg_mode=arg_mode)
-                   for index, trace in enumerate(traces) if index != base_index]
-    overall = max((c.verdict for c in comparisons), key=VERDICTS.index, default=EQUIVALENT)
-    first = next((c.first_difference for c in comparisons if c.verdict == overall), None)
-    head = record_fields(records[0])
-    details = {
-        "reference": {"impl": base.impl, "run": base.run},
-        "records": len(traces),
-        "first_difference": first.to_dict() if first else None,
-        "comparisons": [c.to_dict() for c in comparisons if c.verdict != EQUIVALENT or c.notes],
-        "stopped_at": [{"impl": t.impl, "run": t.run, "status": t.status, "stopped_at": t.stopped_at}
-                       for t in traces if t.stopped_at is not None or t.status == Status.MAX_STEPS],
-        "flags": _guessed_arguments(records),
-    }
-    return Verdict(head.get("prompt", ""), head.get("temperature", 0.0), overall, details)
-
-
-def _check_one_prompt(records: Sequence[Any]) -> None:
-    keys = {(record_fields(r).get("prompt"), record_fields(r).get("temperature")) for r in records}
-    if len(keys) > 1:
-        raise ValueError(ERR_MIXED.format(keys=sorted(keys, key=repr)))
-
-
-def _reference_index(traces: list[Trace], reference: int | tuple[str, int]) -> int:
-    if isinstance(reference, int):
-        if not -len(traces) <= reference < len(traces):
-            raise ValueError(ERR_REFERENCE.format(reference=reference))
-        return reference % len(traces)
-    for index, trace in enumerate(traces):
-        if (trace.impl, trace.run) == tuple(reference):
-            return index
-    raise ValueError(ERR_REFERENCE.format(reference=reference))
-
-
-def _guessed_arguments(records: Iterable[Any]) -> list[dict]:
-    """Every ``guessed_argument`` flag, with the run it belongs to (provenance for every view)."""
-    flagged = []
+def group_verdict(protocol: str, records: list[RunRecord], *, by_seed: bool,
+                  passes: Callable[[RunRecord], bool] = lambda r: False) -> GroupVerdict:
+    """The worst verdict of the group's runs against the baseline (per seed when ``by_seed``)."""
+    buckets: dict[int, list[RunRecord]] = {}
     for record in records:
-        data = record_fields(record)
-        flagged += [{"impl": data.get("impl", ""), "run": data.get("run", 0), **flag}
-                    for flag in data.get("flags") or [] if flag.get("kind") == GUESSED_ARGUMENT]
-    return flagged
-
-
-# ---------------------------------------------------------------- drift over several runs
-
-def drift(records: Sequence[Any], *, expected: Any = None, mode: str = SUPERSET,
-          arg_mode: str = BY_VALUE) -> Drift:
-    """Drift statistics over several runs (of one implementation, or of all).
-
-    ``expected``: the suite's expected calls (a list of rounds or a flat list), matched with
-    ``mode``/``arg_mode``; a run *passes* when it answered and (if given) matched them.
-    """
-    if not records:
-        raise ValueError(ERR_NO_RECORDS)
-    traces = [trace_of(record) for record in records]
-    n = len(traces)
-    matches = None if expected is None else [
-        match_calls(t, as_rounds(expected), mode=mode, arg_mode=arg_mode) for t in traces]
-    passes = sum(t.status == Status.ANSWERED and (matches is None or matches[i]) for i, t in enumerate(traces))
-    flags = _guessed_arguments(records)
-    distinct = _distinct_count(traces, arg_mode)
-    return Drift(runs=n, distinct_traces=distinct, distinct_share=distinct / n,
-                 parallel_share=sum(t.parallel for t in traces) / n,
-                 expected_share=None if matches is None else sum(matches) / n,
-                 passes=passes, pass_hat_k={k: pass_hat_k(n, passes, k) for k in range(1, n + 1)},
-                 guessed_arguments=len(flags),
-                 flagged_runs=len({(f["impl"], f["run"]) for f in flags}))
-
-
-def drift_by_impl(records: Sequence[Any], **options: Any) -> dict[str, Drift]:
-    """:func:`drift` per implementation, plus ``"*"`` over all records."""
-    groups: dict[str, list[Any]] = {}
-    for record in records:
-        groups.setdefault(record_fields(record).get("impl", ""), []).append(record)
-    result = {impl: drift(group, **options) for impl, group in groups.items()}
-    result["*"] = drift(records, **options)
+        buckets.setdefault(record.run if by_seed else 0, []).append(record)
+    result = GroupVerdict(protocol, list(dict.fromkeys(r.impl for r in records)), EQUIVALENT, [])
+    for bucket in buckets.values():
+        base = next((r for r in bucket if passes(r)), bucket[0])
+        result.baseline.append(member(base))
+        for record in bucket:
+            if record is base:
+                continue
+            kind, difference = compare_runs(base, record)
+            if kind == EQUIVALENT:
+                continue
+            result.comparisons[member(record)] = kind
+            if VERDICTS.index(kind) > VERDICTS.index(result.verdict):
+                result.verdict, result.first_difference = kind, difference
     return result
 
 
-def _distinct_count(traces: list[Trace], arg_mode: str) -> int:
-    # "同一个 trace" 就用判定的标准：与某个代表 equivalent 即归入它那一类
-    representatives: list[Trace] = []
-    for trace in traces:
-        if not any(compare_traces(r, trace, arg_mode=arg_mode).verdict == EQUIVALENT for r in representatives):
-            representatives.append(trace)
-    return len(representatives)
+# ---------------------------------------------------------------- right or wrong, and drift
+
+def failure(record: RunRecord, expect=None, answer_contains: Sequence[str] = ()) -> str | None:
+    """Why a run does not pass (its calls miss the expectation, or its answer is wrong); None: it passes."""
+    if expect is not None and not match_calls(record.rounds, expect.expected_rounds,
+                                              mode=expect.match, arg_mode=expect.args):
+        return FAIL_CALLS.format(match=expect.match, args=expect.args)
+    if record.status != Status.ANSWERED:
+        return FAIL_STATUS.format(status=record.status)
+    return next((FAIL_ANSWER.format(text=t) for t in answer_contains if t not in (record.answer or "")), None)
+
+
+def drift(records: list[RunRecord], names: dict[str, str], passed: Callable[[RunRecord], bool]) -> Drift:
+    """``names``: "impl#run" -> the short name of its trace (:mod:`compare.traces`)."""
+    n = len(records)
+    passes = sum(map(passed, records))
+    guessed = [f for r in records for f in r.flags if f.get("kind") == GUESSED_ARGUMENT]
+    shares = Counter(names[member(r)] for r in records)
+    return Drift(runs=n, passes=passes, pass_hat_k={k: pass_hat_k(n, passes, k) for k in range(1, n + 1)},
+                 distinct_traces=len(shares), strategy_share={k: shares[k] / n for k in sorted(shares)},
+                 guessed_per_run=len(guessed) / n,
+                 flagged_runs=sum(any(f.get("kind") == GUESSED_ARGUMENT for f in r.flags) for r in records))
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
-    """pass^k of one prompt (tau-bench): the chance that k of its n runs, drawn without
-    replacement, all pass, given c passed: C(c, k) / C(n, k)."""
+    """pass^k (tau-bench): the chance that k of n runs drawn without replacement all pass, c passed."""
     if not 0 < k <= n or not 0 <= c <= n:
         raise ValueError(ERR_PASS_HAT_K.format(n=n, c=c, k=k))
     return math.comb(c, k) / math.comb(n, k)
 
 
-def mean_pass_hat_k(counts: Iterable[tuple[int, int]], k: int) -> float:
-    """pass^k over prompts: the mean of :func:`pass_hat_k` over ``(n, c)`` per prompt."""
-    values = [pass_hat_k(n, c, k) for n, c in counts]
-    if not values:
-        raise ValueError(ERR_NO_RECORDS)
-    return sum(values) / len(values)
+def guessed_value(flag: dict) -> str:
+    """The number a guessed_argument flag is about ("300 既不在问题里…" -> "300")."""
+    found = re.match(r"[\d.]+", flag.get("detail", ""))
+    return found.group() if found else "?"
+
+
+def label(call: dict) -> str:
+    return f"{call['name']}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
+
+
+def _labels(round_: list[dict]) -> str:
+    return "、".join(map(label, round_)) or "（无）"
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return "（无）"
+    return repr(shorten(value if isinstance(value, str) else repr(value), SHORT + 1))

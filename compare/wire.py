@@ -53,9 +53,6 @@ class WireDifference:
     left_value: str
     right_value: str
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
 
 @dataclass
 class WireComparison:
@@ -67,11 +64,6 @@ class WireComparison:
     turns: int = 0                                  # 参照实现第 0 次运行发出的请求数
     difference: WireDifference | None = None
     notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"protocol": self.protocol, "impls": self.impls, "identical": self.identical,
-                "turns": self.turns, "difference": self.difference and self.difference.to_dict(),
-                "notes": self.notes}
 
 
 # ---- 规范化 ----

@@ -35,6 +35,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.prebuilt import ToolNode, create_react_agent
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 
+from shared.harness.graph_picture import draw_mermaid
 from shared.harness.implementation import About
 from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
@@ -63,6 +64,15 @@ def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None
         config={"recursion_limit": recursion_limit_for(max_steps)},
     )
     return result["messages"]
+
+
+# 条件边上写的字：预置图的 tools_condition 返回的就是目标节点名，LangGraph 画图时便不标字，这里补上
+EDGE_LABELS = {"tools": "有 tool_calls", "__end__": "没有 tool_calls"}
+
+
+def mermaid() -> str:
+    """预置图的样子，Mermaid 格式（--graph）：和第 2 阶段手搭的那张图对照着看。"""
+    return draw_mermaid(build_agent, EDGE_LABELS)
 
 
 # ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----

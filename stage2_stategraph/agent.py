@@ -29,6 +29,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
+from shared.harness.graph_picture import draw_mermaid
 from shared.harness.implementation import About
 from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
@@ -88,15 +89,13 @@ def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None
     return state["messages"]
 
 
+# 条件边上写的字：should_continue 返回的就是目标节点名，LangGraph 画图时便不标字，这里补上
+EDGE_LABELS = {"tools": "有 tool_calls", END: "没有 tool_calls"}
+
+
 def mermaid() -> str:
-    """编译后的图，Mermaid 格式（--graph）。画图不需要真的模型，给一个不会被调用的占位。"""
-    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-
-    class _Placeholder(FakeMessagesListChatModel):
-        def bind_tools(self, tools, **kwargs):
-            return self
-
-    return build_graph(_Placeholder(responses=[])).get_graph().draw_mermaid()
+    """编译后的图，Mermaid 格式（--graph），条件边标上条件。画图不需要真的模型（用占位模型编译）。"""
+    return draw_mermaid(build_graph, EDGE_LABELS)
 
 
 # ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----

@@ -7,8 +7,8 @@ The same records are turned into OpenAI-format message lists (one assistant mess
 ``trajectory_match_mode`` and for ``tool_args_match_mode`` ``exact`` and ``ignore``.
 
 agentevals is a dev dependency: it is imported here and nowhere in the package.
-Where the two differ on purpose (the best pairing, see compare/matching.py), the last
-test pins the difference.
+agentevals' partial argument modes (``subset``/``superset`` of argument keys) are not kept
+in compare (see compare/matching.py).
 """
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentevals.trajectory.match import create_trajectory_match_evaluator
-from compare.matching import ARGS_SUPERSET, EXACT, IGNORE, MATCH_MODES, match_calls, trace_of
+from compare.matching import EXACT, IGNORE, MATCH_MODES, match_calls
 from shared.harness.run_record import RunRecord
 
 ARG_MODES = (EXACT, IGNORE)
 EVALUATORS = {(mode, args): create_trajectory_match_evaluator(trajectory_match_mode=mode, tool_args_match_mode=args)
-              for mode in MATCH_MODES for args in (*ARG_MODES, "superset")}
+              for mode in MATCH_MODES for args in ARG_MODES}
 
 
 def messages(rounds: list[list[dict]], answer: str = "完成") -> list[dict]:
@@ -53,7 +53,7 @@ def record(rounds: list[list[dict]]) -> RunRecord:
 
 def we_say(actual: list, reference: list, mode: str, args: str) -> bool:
     # 从运行记录走一遍，和 compare 用的是同一条路
-    return match_calls(trace_of(record(actual)), trace_of(record(reference)), mode=mode, arg_mode=args)
+    return match_calls(record(actual).rounds, record(reference).rounds, mode=mode, arg_mode=args)
 
 
 def call(name: str, **args) -> dict:
@@ -119,14 +119,3 @@ def test_permuted_trajectories_agree(reference, data, mode, args):
     # 随机生成的两条轨迹多半毫不相干；打乱同一条轨迹，才常常落在"差一点就匹配"的边界上
     shuffled = [data.draw(st.permutations(round_)) for round_ in data.draw(st.permutations(reference))]
     assert we_say(shuffled, reference, mode, args) == agentevals_says(shuffled, reference, mode, args)
-
-
-def test_where_we_differ_on_purpose_the_best_pairing():
-    # 参考 [只要求 city, 要求 city+unit]；实际 [city+unit, city]。按参数 superset 比：
-    # agentevals 逐个参考调用取第一个能配的实际调用，把 city+unit 给了第一个参考，第二个就落空；
-    # 最大匹配把它们交叉配上。所以这里两者不同，是 compare/matching.py 文档里写明的差异。
-    pinned = {"name": "get_weather", "args": {"city": "北京"}}
-    full = {"name": "get_weather", "args": {"city": "北京", "unit": "c"}}
-    actual, reference = [[full, pinned]], [[pinned, full]]
-    assert agentevals_says(actual, reference, "superset", "superset") is False
-    assert match_calls(actual, reference, mode="superset", arg_mode=ARGS_SUPERSET) is True

@@ -108,7 +108,24 @@ def test_the_300_guess_is_flagged_above_temperature_0_and_the_serial_chain_is_no
     assert serial and not any(r["flags"] for r in serial)
     hot = next(p for p in data["prompts"] if p["temperature"] == 0.7)
     assert hot["details"]["flags"] and hot["drift"]["*"]["flagged_runs"] == len(flagged)
-    assert set(hot["mechanism"]["*"].values()) == {"equivalent"}  # 同一 seed 下两个实现一致：差异来自采样
+    # 同一 seed 下各实现的 trace 相同（seed 网格每行一个字母）：差异来自采样，不是机制
+    assert all(len(set(row.values())) == 1 for row in hot["grid"].values())
+    assert hot["verdict"] == "equivalent" and [g["verdict"] for g in hot["details"]["groups"]] == ["equivalent"]
+    guessed = [t for t in hot["traces"] if "猜参 300" in t["name"]]
+    assert guessed and all(t["passes"] is False for t in guessed)      # 猜参的那种 trace 不算通过
+
+
+def test_protocols_are_judged_apart_and_the_baseline_is_the_expected_trace(offline, capsys):
+    _, data = run_compare(capsys, offline, "--prompt", ARTICLE_QUESTION, "--temperature", "0.7", "--runs", "6")
+    (hot,) = data["prompts"]
+    assert [g["protocol"] for g in hot["details"]["groups"]] == ["function_calling", "json"]
+    assert hot["verdict"] == "equivalent" and hot["details"]["why"]
+    first = hot["traces"][0]
+    assert first["passes"] and first["name"] == "串行链 3 轮"           # 对的 trace 在最左边
+    stats = hot["drift"]["*"]
+    passed = sum(t["passes"] is True and len(t["members"]) for t in hot["traces"])
+    assert stats["passes"] == passed == hot["expectation"]["passed"] < stats["runs"]
+    assert stats["pass_hat_k"][str(stats["runs"])] == 0.0          # 有没通过的运行：k = n 时不可能全过
 
 
 def test_serial_keeps_every_round_to_one_call_above_temperature_0(offline, capsys, tmp_path):

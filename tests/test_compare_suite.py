@@ -21,10 +21,10 @@ def test_default_suite_has_the_required_kinds_of_prompt():
     assert "北京和上海的天气怎么样？" in texts                       # 两个独立调用
     assert any("/ 0" in t for t in texts)                           # 工具出错
     by_id = {p.id: p for p in prompts}
-    assert by_id["no_tool"].expect.rounds == ()                     # 不调工具
-    assert [c["name"] for r in by_id["article"].expect.rounds for c in r] == [
+    assert by_id["no_tool"].expect.expected_rounds == []            # 不调工具
+    assert [c["name"] for r in by_id["article"].expect.expected_rounds for c in r] == [
         "get_current_time", "get_stock_price", "calculate"]
-    assert by_id["two_independent"].expect.flat and by_id["two_independent"].expect.match == "unordered"
+    assert by_id["two_independent"].expect.calls and by_id["two_independent"].expect.match == "unordered"
 
 
 def _suite(prompt_item) -> dict:
@@ -32,14 +32,15 @@ def _suite(prompt_item) -> dict:
 
 
 @pytest.mark.parametrize(("data", "where"), [
-    ({"prompt": []}, "$"),
+    ({"prompt": []}, "prompts"),                                        # 缺了 prompts
+    ([1, 2], "$"),
     ({"prompts": []}, "prompts"),
     (_suite("hello"), "prompts[0]"),
     (_suite({"prompt": "  "}), "prompts[0].prompt"),
-    (_suite({"prompt": "hi", "expected": []}), "prompts[0]"),            # 拼错的字段
+    (_suite({"prompt": "hi", "expected": []}), "prompts[0].expected"),   # 拼错的字段
     (_suite({"prompt": "hi", "expect": {"match": "fuzzy", "rounds": []}}), "prompts[0].expect.match"),
     (_suite({"prompt": "hi", "expect": {"args": "loose", "rounds": []}}), "prompts[0].expect.args"),
-    (_suite({"prompt": "hi", "expect": {"match": "strict", "calls": []}}), "prompts[0].expect.calls"),
+    (_suite({"prompt": "hi", "expect": {"match": "strict", "calls": []}}), "prompts[0].expect"),
     (_suite({"prompt": "hi", "expect": {"rounds": [], "calls": []}}), "prompts[0].expect"),
     (_suite({"prompt": "hi", "expect": {"rounds": [[{"args": {}}]]}}), "prompts[0].expect.rounds[0][0].name"),
     (_suite({"prompt": "hi", "expect": {"rounds": [[{"name": "calculate", "args": "1+1"}]]}}),
@@ -72,6 +73,7 @@ def test_flat_calls_and_rounds_both_load(tmp_path):
         {"prompt": "b", "expect": {"rounds": [[{"name": "get_current_time"}]]}},
     ]}, ensure_ascii=False), encoding="utf-8")
     first, second = load_suite(path)
-    assert first.expect.to_dict() == {"match": "superset", "args": "by_value",
-                                      "calls": [{"name": "get_weather", "args": {"city": "北京"}}]}
-    assert second.expect.match == "strict" and second.expect.rounds == (({"name": "get_current_time", "args": {}},),)
+    assert first.expect.model_dump(exclude_none=True) == {
+        "match": "superset", "args": "by_value", "calls": [{"name": "get_weather", "args": {"city": "北京"}}]}
+    assert first.expect.expected_rounds == [[{"name": "get_weather", "args": {"city": "北京"}}]]
+    assert second.expect.match == "strict" and second.expect.expected_rounds == [[{"name": "get_current_time", "args": {}}]]

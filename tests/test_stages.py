@@ -166,10 +166,12 @@ def test_library_facts_the_readme_states():
         app.invoke({"messages": [HumanMessage(content="x")]})
 
 
-def test_stage2_prints_its_graph():
-    done = run_cli("stage2_stategraph", "--graph")
+@pytest.mark.parametrize("stage", ["stage1_prebuilt", "stage2_stategraph"])
+def test_stages_1_and_2_print_the_same_graph_with_labelled_conditional_edges(stage):
+    done = run_cli(stage, "--graph")
     assert done.returncode == 0
-    for edge in ("__start__ --> agent", "agent -.-> tools", "agent -.-> __end__", "tools --> agent"):
+    for edge in ("__start__ --> agent", "agent -. &nbsp;有 tool_calls&nbsp; .-> tools",
+                 "agent -. &nbsp;没有 tool_calls&nbsp; .-> __end__", "tools --> agent"):
         assert edge in done.stdout
 
 

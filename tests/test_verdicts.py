@@ -1,12 +1,11 @@
-"""compare.verdicts：手工构造的运行记录 -> 判定、第一处差异、漂移统计。"""
+"""compare.verdicts：手工构造的运行记录 -> 判定、第一处差异、协议组、通过与漂移统计。"""
 from __future__ import annotations
-
-import json
 
 import pytest
 
-from compare.verdicts import (DIVERGED, EQUIVALENT, STRATEGY_DIFFERS, drift, drift_by_impl, mean_pass_hat_k,
-                              pass_hat_k, verdict)
+from compare.suite import Expectation
+from compare.verdicts import (DIVERGED, EQUIVALENT, STRATEGY_DIFFERS, compare_runs, drift, failure, group_verdict,
+                              pass_hat_k)
 from shared.harness.run_record import GUESSED_ARGUMENT, RunRecord, Status
 
 PROMPT = "北京和上海的天气怎么样？腾讯股票多少钱？持有 100 股市值多少？"
@@ -15,7 +14,8 @@ SHANGHAI = {"name": "get_weather", "args": {"city": "上海"}, "result": "上海
 TENCENT = {"name": "get_stock_price", "args": {"symbol": "腾讯"}, "result": "腾讯（0700.HK）当前股价：385.6 HKD"}
 VALUE = {"name": "calculate", "args": {"expression": "385.6 * 100"}, "result": "38560.0"}
 ROUNDS = [[BEIJING, SHANGHAI, TENCENT], [VALUE]]
-ANSWER = "北京晴，上海小雨；腾讯 385.6 港元，100 股市值 38560 港元。"
+SERIAL = [[BEIJING], [SHANGHAI], [TENCENT], [VALUE]]
+ANSWER = "北京晴，上海小雨；腾讯 385.6 港元，100 股市值 38,560 港元。"
 
 
 def record(impl: str = "prebuilt", rounds=ROUNDS, *, run: int = 0, status: str = Status.ANSWERED,
@@ -24,219 +24,97 @@ def record(impl: str = "prebuilt", rounds=ROUNDS, *, run: int = 0, status: str =
                      rounds=[[dict(call) for call in round_] for round_ in rounds], answer=answer, **extra)
 
 
-def judge(*others: RunRecord):
-    return verdict([record(), *others])
+def against_base(other: RunRecord):
+    return compare_runs(record(), other)
 
 
-def first(result) -> dict:
-    return result.details["first_difference"]
-
-
-# ---------------------------------------------------------------- equivalent
-
-def test_identical_records_are_equivalent():
-    result = judge(record("stategraph"), record("pure_loop"))
-    assert result.verdict == EQUIVALENT
-    assert first(result) is None
-
-
-def test_arguments_are_compared_by_value():
+def test_identical_and_by_value_equal_runs_are_equivalent():
     commuted = {**VALUE, "args": {"expression": "100*385.6"}}
     spaced = {**BEIJING, "args": {"city": " 北京 "}}
-    result = judge(record("pure_loop", [[spaced, SHANGHAI, TENCENT], [commuted]]))
-    assert result.verdict == EQUIVALENT
+    assert against_base(record("pure_loop", [[spaced, SHANGHAI, TENCENT], [commuted]])) == (EQUIVALENT, None)
+    assert against_base(record("pure_loop", answer=f"  {ANSWER}\n"))[0] == EQUIVALENT
 
 
-def test_answers_compare_up_to_whitespace():
-    assert judge(record("pure_loop", answer=f"  {ANSWER}\n")).verdict == EQUIVALENT
-
-
-def test_verdict_to_dict_is_the_contract_object():
-    data = judge(record("pure_loop")).to_dict()
-    assert set(data) == {"prompt", "temperature", "verdict", "details"}
-    assert data["prompt"] == PROMPT and data["temperature"] == 0.0
-    json.dumps(data)                                  # --json 要能直接输出
-
-
-def test_a_dict_record_works_like_a_run_record():
-    assert verdict([record().to_dict(), record("pure_loop").to_dict()]).verdict == EQUIVALENT
-
-
-# ---------------------------------------------------------------- strategy_differs
-
-def test_reversed_order_in_one_round_is_a_strategy_difference():
-    result = judge(record("stategraph"), record("reversed", [[SHANGHAI, BEIJING, TENCENT], [VALUE]]))
-    assert result.verdict == STRATEGY_DIFFERS
-    assert first(result) | {"message": ""} == {
-        "impl": "reversed", "run": 0, "round": 1, "call": 1, "field": "args.city",
-        "expected": "北京", "actual": "上海", "kind": STRATEGY_DIFFERS, "message": ""}
-    assert "北京" in first(result)["message"] and "上海" in first(result)["message"]
+def test_reversed_order_in_one_round_is_a_strategy_difference_naming_the_argument():
+    kind, first = against_base(record("reversed", [[SHANGHAI, BEIJING, TENCENT], [VALUE]]))
+    assert kind == STRATEGY_DIFFERS
+    assert (first.impl, first.round, first.call, first.field, first.expected, first.actual) == (
+        "reversed", 1, 1, "args.city", "北京", "上海")
 
 
 def test_serial_against_parallel_is_a_strategy_difference():
-    serial = [[BEIJING], [SHANGHAI], [TENCENT], [VALUE]]
-    result = judge(record("serial", serial))
-    assert result.verdict == STRATEGY_DIFFERS
-    assert first(result)["field"] == "calls" and first(result)["round"] == 1
-    assert [c["name"] for c in first(result)["expected"]] == ["get_weather", "get_weather", "get_stock_price"]
-    assert len(first(result)["actual"]) == 1
+    kind, first = against_base(record("serial", SERIAL))
+    assert kind == STRATEGY_DIFFERS and (first.field, first.round) == ("calls", 1)
+    assert len(first.expected) == 3 and len(first.actual) == 1
 
 
-# ---------------------------------------------------------------- diverged
-
-def test_a_different_tool_error_text_diverges_naming_round_and_result():
+def test_a_different_tool_result_diverges_naming_round_and_call():
     error = {**VALUE, "args": {"expression": "385.6 / 0"}, "result": "工具执行出错: 除数不能为零"}
-    reworded = {**error, "result": "Error: division by zero"}
-    result = verdict([record(rounds=[[TENCENT], [error]]), record("stategraph", [[TENCENT], [error]]),
-                      record("other_error", [[TENCENT], [reworded]])])
-    assert result.verdict == DIVERGED
-    assert first(result)["impl"] == "other_error"
-    assert (first(result)["round"], first(result)["call"], first(result)["field"]) == (2, 1, "result")
-    assert first(result)["expected"] == "工具执行出错: 除数不能为零"
-    assert first(result)["actual"] == "Error: division by zero"
+    kind, first = compare_runs(record(rounds=[[TENCENT], [error]]),
+                               record("other", [[TENCENT], [{**error, "result": "Error: division by zero"}]]))
+    assert kind == DIVERGED
+    assert (first.round, first.call, first.field, first.actual) == (2, 1, "result", "Error: division by zero")
 
 
-def test_stopping_one_step_early_diverges_naming_the_missing_round_and_status():
-    early = record("early", ROUNDS[:1], status=Status.MAX_STEPS, answer=None, stopped_at="range(1) 循环结束")
-    result = judge(early)
-    assert result.verdict == DIVERGED
-    assert (first(result)["field"], first(result)["round"]) == ("rounds", 2)
-    assert (first(result)["expected"], first(result)["actual"]) == (2, 1)
-    [comparison] = result.details["comparisons"]
-    fields = [d["field"] for d in comparison["differences"]]
-    assert fields == ["rounds", "call", "status"]
-    assert comparison["differences"][-1] | {"message": ""} == {
-        "impl": "early", "run": 0, "round": None, "call": None, "field": "status",
-        "expected": Status.ANSWERED, "actual": Status.MAX_STEPS, "kind": DIVERGED, "message": ""}
-
-
-def test_a_different_argument_diverges_naming_it():
+def test_a_guessed_argument_diverges_naming_it_even_after_a_regrouping():
     guessed = {**VALUE, "args": {"expression": "385.6 * 300"}}
-    result = judge(record("guess", [[BEIJING, SHANGHAI, TENCENT], [guessed]]))
-    assert result.verdict == DIVERGED
-    assert first(result) | {"message": ""} == {
-        "impl": "guess", "run": 0, "round": 2, "call": 1, "field": "args.expression",
-        "expected": "385.6 * 100", "actual": "385.6 * 300", "kind": DIVERGED, "message": ""}
+    kind, first = against_base(record("guess", [[BEIJING], [SHANGHAI, TENCENT], [guessed]]))
+    assert kind == DIVERGED
+    assert (first.round, first.field, first.expected, first.actual) == (3, "args.expression", "385.6 * 100",
+                                                                        "385.6 * 300")
 
 
-def test_an_extra_call_diverges():
-    result = judge(record("extra", [*ROUNDS, [VALUE]]))
-    assert result.verdict == DIVERGED
-    assert (first(result)["field"], first(result)["round"]) == ("rounds", 3)
+def test_an_extra_or_missing_call_diverges():
+    assert against_base(record("extra", [*ROUNDS, [TENCENT]]))[1].field == "call"
+    kind, first = against_base(record("short", ROUNDS[:1]))
+    assert kind == DIVERGED and (first.field, first.expected) == ("call", VALUE)
 
 
-def test_a_different_answer_diverges():
-    result = judge(record("pure_loop", answer="我不知道。"))
-    assert result.verdict == DIVERGED
-    assert first(result)["field"] == "answer" and first(result)["actual"] == "我不知道。"
+def test_status_and_answer_diverge_but_where_a_run_stopped_does_not():
+    kind, first = against_base(record("stop", status=Status.MAX_STEPS, answer=None, stopped_at="range"))
+    assert kind == DIVERGED and (first.field, first.expected, first.actual) == ("status", "answered", "max_steps")
+    assert against_base(record("other", answer="我不知道。"))[1].field == "answer"
+    a = record("a", status=Status.MAX_STEPS, answer=None, stopped_at="GraphRecursionError")
+    b = record("b", status=Status.MAX_STEPS, answer="Sorry, need more steps", stopped_at="remaining_steps 守卫")
+    assert compare_runs(a, b)[0] == EQUIVALENT
 
 
-def test_divergence_is_reported_before_an_earlier_regrouping():
-    # 先换了分组（策略差异），后面又有一个工具结果不同（机制差异）：第一处差异报后者
-    changed = {**VALUE, "result": "38560"}
-    result = judge(record("both", [[BEIJING], [SHANGHAI, TENCENT], [changed]]))
-    assert result.verdict == DIVERGED
-    assert (first(result)["field"], first(result)["round"]) == ("result", 3)
-    kinds = [d["kind"] for d in result.details["comparisons"][0]["differences"]]
-    assert kinds == [STRATEGY_DIFFERS, DIVERGED]
+def test_a_group_is_judged_against_the_run_that_meets_the_expectation():
+    runs = [record("wrong", SERIAL), record("right"), record("also_right")]
+    result = group_verdict("function_calling", runs, by_seed=False, passes=lambda r: r.impl != "wrong")
+    assert result.baseline == ["right#0"]
+    assert result.verdict == STRATEGY_DIFFERS and result.comparisons == {"wrong#0": STRATEGY_DIFFERS}
+    assert result.first_difference.impl == "wrong"
 
 
-def test_the_worst_record_decides_and_names_itself():
-    result = judge(record("serial", [[BEIJING], [SHANGHAI], [TENCENT], [VALUE]]),
-                   record("broken", status=Status.ERROR, answer=None, error="boom"))
-    assert result.verdict == DIVERGED
-    assert first(result)["impl"] == "broken" and first(result)["field"] == "status"
-    assert {c["impl"]: c["verdict"] for c in result.details["comparisons"]} == {
-        "serial": STRATEGY_DIFFERS, "broken": DIVERGED}
+def test_above_temperature_0_runs_are_compared_seed_by_seed():
+    runs = [record("a", run=0), record("b", run=0), record("a", SERIAL, run=1), record("b", SERIAL, run=1)]
+    assert group_verdict("fc", runs, by_seed=True).verdict == EQUIVALENT        # 不同 seed 的漂移不算机制
+    assert group_verdict("fc", runs, by_seed=False).verdict == STRATEGY_DIFFERS
 
 
-def test_a_chosen_reference():
-    records = [record("a", [[BEIJING], [SHANGHAI], [TENCENT], [VALUE]]), record("b"), record("c")]
-    assert verdict(records).details["reference"] == {"impl": "a", "run": 0}
-    chosen = verdict(records, reference=("b", 0))
-    assert chosen.details["reference"] == {"impl": "b", "run": 0}
-    assert first(chosen)["impl"] == "a"
-    with pytest.raises(ValueError):
-        verdict(records, reference=("nobody", 0))
+EXPECT = Expectation(match="strict", rounds=[[{"name": c["name"], "args": c["args"]} for c in r] for r in ROUNDS])
 
 
-def test_no_records_is_an_error():
-    with pytest.raises(ValueError):
-        verdict([])
+def test_a_run_passes_when_its_calls_meet_the_expectation_and_its_answer_is_right():
+    assert failure(record(), EXPECT, ["38,560"]) is None
+    assert "strict" in failure(record(rounds=SERIAL), EXPECT, ["38,560"])
+    assert "38,560" in failure(record(answer="38560"), EXPECT, ["38,560"])
+    assert "max_steps" in failure(record(status=Status.MAX_STEPS, answer=None), None, [])
 
-
-# ---------------------------------------------------------------- step budgets, errors, flags
-
-def test_max_steps_compares_on_status_and_only_reports_where_each_stopped():
-    prebuilt = record("prebuilt", ROUNDS, status=Status.MAX_STEPS, answer="Sorry, need more steps to process this request.",
-                      stopped_at="remaining_steps 守卫")
-    stategraph = record("stategraph", ROUNDS, status=Status.MAX_STEPS, answer=None, stopped_at="GraphRecursionError")
-    result = verdict([prebuilt, stategraph])
-    assert result.verdict == EQUIVALENT
-    assert [s["stopped_at"] for s in result.details["stopped_at"]] == ["remaining_steps 守卫", "GraphRecursionError"]
-    notes = {n["field"] for n in result.details["comparisons"][0]["notes"]}
-    assert notes == {"stopped_at", "answer"}
-
-
-def test_error_texts_do_not_decide_but_are_noted():
-    result = verdict([record("a", [], status=Status.ERROR, answer=None, error="HTTP 500"),
-                      record("b", [], status=Status.ERROR, answer=None, error="InternalServerError: 500")])
-    assert result.verdict == EQUIVALENT
-    assert result.details["comparisons"][0]["notes"][0]["field"] == "error"
-
-
-def test_guessed_argument_flags_are_carried_with_their_run():
-    flag = {"kind": GUESSED_ARGUMENT, "round": 1, "tool": "calculate", "detail": "300 既不在问题里"}
-    result = judge(record("stategraph", run=2, flags=[flag, {"kind": "other", "round": 1, "tool": "x", "detail": ""}]))
-    assert result.details["flags"] == [{"impl": "stategraph", "run": 2, **flag}]
-
-
-# ---------------------------------------------------------------- drift
 
 def test_drift_statistics():
-    serial = [[BEIJING], [SHANGHAI], [TENCENT], [VALUE]]
-    flag = {"kind": GUESSED_ARGUMENT, "round": 1, "tool": "calculate", "detail": "300"}
-    guessed = [[BEIJING, SHANGHAI, TENCENT, {**VALUE, "args": {"expression": "385.6 * 300"}}]]
-    runs = [record(run=0), record(run=1), record(rounds=serial, run=2),
-            record(rounds=guessed, run=3, flags=[flag])]
-    stats = drift(runs, expected=[BEIJING, SHANGHAI, TENCENT, VALUE])
-    assert stats.runs == 4 and stats.distinct_traces == 3 and stats.distinct_share == 0.75
-    assert stats.parallel_share == 0.75
-    assert stats.expected_share == 0.75                # 猜了 300 的那次没有 385.6 * 100
-    assert stats.passes == 3
-    assert stats.pass_hat_k == {1: 0.75, 2: 0.5, 3: 0.25, 4: 0.0}
-    assert (stats.guessed_arguments, stats.flagged_runs) == (1, 1)
-    assert json.loads(json.dumps(stats.to_dict()))["pass_hat_k"]["2"] == 0.5
-
-
-def test_a_run_that_did_not_answer_does_not_pass():
-    stats = drift([record(), record(run=1, status=Status.MAX_STEPS, answer=None)])
-    assert stats.expected_share is None and stats.passes == 1
-
-
-def test_expected_calls_in_rounds_with_a_chosen_mode():
-    runs = [record(rounds=[[BEIJING], [SHANGHAI]])]
-    assert drift(runs, expected=[[BEIJING, SHANGHAI]], mode="strict").expected_share == 0.0
-    assert drift(runs, expected=[[BEIJING, SHANGHAI]], mode="unordered").expected_share == 1.0
-
-
-def test_drift_by_impl_adds_the_overall_line():
-    stats = drift_by_impl([record("a"), record("a", run=1), record("b", [[BEIJING]])])
-    assert set(stats) == {"a", "b", "*"}
-    assert stats["a"].distinct_traces == 1 and stats["*"].distinct_traces == 2
+    flag = {"kind": GUESSED_ARGUMENT, "round": 1, "tool": "calculate", "detail": "300 既不在问题里"}
+    runs = [record(run=0), record(run=1), record(rounds=SERIAL, run=2), record(run=3, flags=[flag, flag])]
+    names = {"prebuilt#0": "A", "prebuilt#1": "A", "prebuilt#2": "B", "prebuilt#3": "A"}
+    stats = drift(runs, names, lambda r: failure(r, EXPECT) is None and not r.flags)
+    assert (stats.runs, stats.passes, stats.distinct_traces) == (4, 2, 2)
+    assert stats.pass_hat_k == {1: 0.5, 2: pytest.approx(1 / 6), 3: 0.0, 4: 0.0}
+    assert stats.strategy_share == {"A": 0.75, "B": 0.25}
+    assert (stats.guessed_per_run, stats.flagged_runs) == (0.5, 1)
 
 
 def test_pass_hat_k_as_in_tau_bench():
-    assert pass_hat_k(4, 2, 1) == 0.5
-    assert pass_hat_k(4, 2, 2) == pytest.approx(1 / 6)
-    assert pass_hat_k(4, 4, 4) == 1.0 and pass_hat_k(4, 3, 4) == 0.0
-    assert mean_pass_hat_k([(4, 2), (4, 4)], 2) == pytest.approx((1 / 6 + 1) / 2)
+    assert pass_hat_k(4, 2, 1) == 0.5 and pass_hat_k(4, 4, 4) == 1.0 and pass_hat_k(4, 3, 4) == 0.0
     with pytest.raises(ValueError):
         pass_hat_k(2, 2, 3)
-
-
-def test_records_of_different_prompts_are_not_judged_together():
-    other = record("pure_loop")
-    other.prompt = "另一个问题"
-    with pytest.raises(ValueError, match="同一个问题"):
-        judge(other)

@@ -1,0 +1,115 @@
+"""每个阶段目录的 README.md：这一层是什么、对应文章哪几节、怎么跑、跑出来什么样，以及图。
+
+    python -m compare.stage_docs --write     # 重新生成 stage*/README.md
+    python -m compare.stage_docs --check     # 与代码对不上时退出 1（tests/test_stage_docs.py 也查）
+
+Generated, so the pages cannot drift from the code: the implementations of each folder
+come from :data:`compare.implementations.IMPLEMENTATIONS` (a new one there shows up here
+with its command and its real output), the output is what each command prints today on
+the offline model with the reproducible clock, and the graphs are the ones
+``python -m stage1_prebuilt --graph`` and ``python -m stage2_stategraph --graph`` draw, side by
+side in both folders' pages so the prebuilt graph and the hand-built one can be compared.
+
+Left out: the repository README (written by hand; it links here).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from compare.implementations import IMPLEMENTATIONS, Implementation
+from shared.harness.config import REPRODUCIBLE_CLOCK
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTION = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
+GENERATED = "<!-- 由 python -m compare.stage_docs --write 生成，请勿手改；tests/test_stage_docs.py 检查它与代码一致 -->"
+RUN_TIMEOUT = 120
+
+# 每个目录：标题、这一层是什么、对应的文章章节（文章在 README 的「文章章节 ↔ 代码」一节）
+FOLDERS = {
+    "stage1_prebuilt": ("第 1 阶段：黑盒", "一行 `create_react_agent(llm, TOOLS, prompt=SYSTEM_PROMPT)` 得到一个完整的 ReAct agent："
+                        "只看得见输入（一句话）和输出（一串消息），循环、状态、终止条件都封装在 LangGraph 的预置图里。",
+                        ["第三篇 §1 三阶段\"去抽象\"：黑盒", "第三篇 §4 等价性验证：同一问题三套实现同一 trace"]),
+    "stage2_stategraph": ("第 2 阶段：灰盒", "把预置图亲手搭一遍：`AgentState`（messages + `add_messages`）、agent 节点、"
+                          "tools 节点、条件边 `should_continue`、tools → agent 的回流边。和第 1 阶段是同一张图。",
+                          ["第三篇 §1 三阶段\"去抽象\"：灰盒",
+                           "第三篇 §3 概念映射：State、agent 节点、tools 节点、条件边、recursion_limit"]),
+    "stage3_pure_loop": ("第 3 阶段：白盒", "图拆掉以后只剩一个 for 循环和一个消息列表（`agent.py`）；"
+                         "同一目录里还有第二篇文章的零框架 agent：工具调用写在文本里的 JSON（`json_loop.py`）"
+                         "和修好五个翻车现场的版本（`hardened_loop.py`）。",
+                         ["第三篇 §2 内核：`run_agent` 是一个循环加一个消息列表", "第三篇 §1 三阶段\"去抽象\"：白盒",
+                          "第二篇 §2 Agent = LLM 推理 × 工具执行 × 循环迭代（50 行核心循环）",
+                          "第二篇 §5 五个翻车现场（`hardened_loop.py`）"]),
+}
+GRAPHS = (("stage1_prebuilt", "第 1 阶段：预置图（create_react_agent）"),
+          ("stage2_stategraph", "第 2 阶段：手搭的 StateGraph"))
+
+
+def folder_of(impl: Implementation) -> str:
+    return impl.module.split(".")[0]
+
+
+def run_command(command: str, *args: str) -> str:
+    """What ``command ARGS`` prints on the offline model with the reproducible clock."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "OFFLINE_LLM_", "AGENT_"))}
+    env |= {"AGENT_CLOCK": REPRODUCIBLE_CLOCK, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable if part == "python" else part for part in command.split()]
+    done = subprocess.run([*argv, *args], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=RUN_TIMEOUT, check=True)
+    return done.stdout.strip()
+
+
+def graph_table() -> list[str]:
+    """The two graphs side by side (an HTML table GitHub renders, a Mermaid block in each cell)."""
+    cells = []
+    for folder, title in GRAPHS:
+        drawn = run_command(f"python -m {folder}", "--graph")
+        cells.append(f"<td valign=\"top\">\n\n**{title}**（`python -m {folder} --graph`）\n\n```mermaid\n{drawn}\n```\n\n</td>")
+    return ["## 图：预置的和手搭的是同一张", "",
+            "两张图都从编译好的图画出来；虚线是条件边，上面写着条件（模型的回复里有没有 tool_calls）。", "",
+            "<table><tr>", *cells, "</tr></table>", ""]
+
+
+def render(folder: str) -> str:
+    title, what, sections = FOLDERS[folder]
+    impls = [impl for impl in IMPLEMENTATIONS.values() if folder_of(impl) == folder]
+    lines = [f"# {title}", "", GENERATED, "", "## 这一层是什么", "", what, "",
+             "## 对应文章的章节", "", *(f"- {s}" for s in sections), "",
+             "## 这个目录里的实现", "", "| compare 里的名字 | 文件 | 是什么 | 协议 | 步数用完时 |", "|---|---|---|---|---|"]
+    for impl in impls:
+        path = impl.module.replace(".", "/") + ".py"
+        lines.append(f"| `{impl.name}` | [`{path.split('/', 1)[1]}`]({path.split('/', 1)[1]}) | {impl.about.tier} | "
+                     f"{impl.protocol} | {impl.about.step_limit} |")
+    lines.append("")
+    if folder in dict(GRAPHS):
+        lines += graph_table()
+    lines += ["## 跑一遍（离线模型，固定时钟）", ""]
+    for impl in impls:
+        lines += [f"```bash\nAGENT_CLOCK={REPRODUCIBLE_CLOCK} {impl.about.command} -q \"{QUESTION}\"\n```", "",
+                  f"```\n{run_command(impl.about.command, '-q', QUESTION)}\n```", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compare.stage_docs", description="生成或检查 stage*/README.md")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="重新生成")
+    mode.add_argument("--check", action="store_true", help="与代码对不上时退出 1")
+    args = parser.parse_args(argv)
+    stale = []
+    for folder in FOLDERS:
+        path, text = ROOT / folder / "README.md", render(folder)
+        if args.write:
+            path.write_text(text, encoding="utf-8")
+        elif not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(str(path.relative_to(ROOT)))
+    if stale:
+        print(f"过期: {', '.join(stale)}；运行 python -m compare.stage_docs --write", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
