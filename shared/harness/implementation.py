@@ -9,10 +9,15 @@ The two protocols differ in what ``run_agent`` takes and returns, so each has a 
 adapter that turns one call into an :class:`Outcome` (a value; the runner builds the
 record from it):
 
-- function calling: ``run_agent(user_input, max_steps, *, llm) -> list[BaseMessage]``
+- function calling: ``run_agent(user_input, max_steps, *, llm, approve, serial) -> list[BaseMessage]``
   (a ``ChatOpenAI``; tool calls travel in the API's ``tool_calls`` field);
-- JSON protocol: ``run_agent(user_input, max_steps, *, client, model, temperature, seed)
-  -> LoopResult`` (a raw ``openai.OpenAI``; tool calls travel as JSON in the text).
+- JSON protocol: ``run_agent(user_input, max_steps, *, client, model, temperature, seed, approve)
+  -> LoopResult`` (a raw ``openai.OpenAI``; tool calls travel as JSON in the text, one per
+  reply, so ``--serial`` holds by construction).
+
+``approve`` is the run's approver (:mod:`shared.approval`; a run without one refuses every
+dangerous call); ``serial`` asks the tier to *enforce* one call per reply, not only to send
+``parallel_tool_calls=False``.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from shared.approval import refuse_all
 from shared.harness.run_record import LoopResult, Status, outcome_from_messages, rounds_from_messages
 
 if TYPE_CHECKING:
@@ -84,7 +90,8 @@ def run_function_calling(impl: Implementation, prompt: str, endpoint: Endpoint, 
                          log: ExchangeLog) -> Outcome:
     llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial,
                               seed=options.seed, log=log)
-    messages = impl.run_agent(prompt, options.max_steps, llm=llm)
+    messages = impl.run_agent(prompt, options.max_steps, llm=llm, approve=options.approve or refuse_all,
+                              serial=options.serial)
     status, answer, error = outcome_from_messages(messages)
     return Outcome(rounds_from_messages(messages), status, answer, error)
 
@@ -94,5 +101,5 @@ def run_json_protocol(impl: Implementation, prompt: str, endpoint: Endpoint, opt
     switches = {"disabled_fixes": options.disabled_fixes} if impl.about.fixes else {}
     result: LoopResult = impl.run_agent(
         prompt, options.max_steps, client=endpoint.openai_client(log=log), model=endpoint.model,
-        temperature=options.temperature, seed=options.seed, **switches)
+        temperature=options.temperature, seed=options.seed, approve=options.approve or refuse_all, **switches)
     return Outcome(result.rounds, result.status, result.answer, result.error, result.stopped_at)
