@@ -33,6 +33,11 @@ conversation each time, ``conversation.py``)::
                                                   (answer.py): time, 385.6 港元, 38,560 港元; a tool
                                                   error relayed; a 300-guess named and corrected
 
+An order (``帮我买 100 股腾讯``) is one more step, ``place_order``; a human's refusal counts as
+its result: the model answers that nothing was ordered and never asks again. The 50-line
+loop (the article's code) appends only the refusal, not the model's own call, so a refusal
+found anywhere after the question also counts (:func:`_with_refusals`).
+
 Temperature 0 (or absent) therefore always gives the serial chain, one call per round:
 get_current_time({}) -> get_stock_price({"symbol": "腾讯"}) -> calculate({"expression":
 "385.6 * 100"}) -> "...385.6 × 100 = 38,560 港元。".
@@ -45,18 +50,20 @@ answers are identical for the same observed results.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shared import market_data
 from shared.calculator import format_number
 from shared.offline_llm.answer import CAPABILITY_SENTENCE, SMALL_TALK_REPLIES, final_answer, plain_number
 from shared.offline_llm.completion import build_completion
-from shared.offline_llm.conversation import FUNCTION_CALLING, Conversation, read_conversation
+from shared.offline_llm.conversation import (FUNCTION_CALLING, Conversation, Observation, message_text,
+                                             read_conversation)
 from shared.offline_llm.decision import Decision, ToolCall
 from shared.offline_llm.faults import FaultContext, apply_faults, check_fault_modes
-from shared.offline_llm.intents import HOLDING, make_plan, small_talk
+from shared.offline_llm.intents import HOLDING, ORDER, make_plan, small_talk
 from shared.offline_llm.progress import Progress, track_progress
 from shared.offline_llm.sampling import chooses_parallel, derived_rng, seed_material, temperature_of
+from shared.tool_functions import REFUSED_MESSAGE
 
 __all__ = ["CAPABILITY_SENTENCE", "PolicyBrain", "decide"]
 
@@ -92,6 +99,7 @@ def decide(request: dict, conversation: Conversation, material: str) -> Decision
         return Decision.answer(SMALL_TALK_REPLIES.get(small_talk(conversation.question) or "",
                                                       CAPABILITY_SENTENCE))
     progress = track_progress(plan, conversation.observations, conversation.offered_tools)   # 规则 2-4
+    progress = _with_refusals(progress, request, conversation)
     ready = progress.ready()
     if not ready:                                                  # 规则 7
         return Decision.answer(final_answer(progress))
@@ -138,3 +146,15 @@ def _guessed_call(progress: Progress, index: int) -> ToolCall | None:
     guess = f"{plain_number(format_number(stock.stale_price))} * {step.quantity}"
     return ToolCall(progress.offered_name(step) or step.tool, {"expression": guess})
 
+
+
+def _with_refusals(progress: Progress, request: dict, conversation: Conversation) -> Progress:
+    """An order step not observed, but refused by the human somewhere after the question, is done."""
+    messages = (request.get("messages") or [])[conversation.question_index + 1:]
+    said = [message_text(m) for m in messages if isinstance(m, dict) and m.get("role") in ("user", "tool")]
+    observed = list(progress.observed)
+    for index, step in enumerate(progress.plan):
+        refusal = REFUSED_MESSAGE.format(tool_name=step.tool)
+        if step.kind == ORDER and observed[index] is None and any(refusal in text for text in said):
+            observed[index] = Observation(step.tool, dict(step.args or {}), refusal)
+    return replace(progress, observed=tuple(observed))
