@@ -91,6 +91,8 @@ _NAME_AFTER_SHARES = re.compile(
 # 下单：买/卖的说法（在股数之前，同一句里），以及"问了价格"的说法（下单时只在问了价格才先查价）
 _ORDER_CUE = re.compile(r"买入|购买|买|卖出|卖掉|抛售|卖|\bbuy\b|\bpurchase\b|\bsell\b", re.IGNORECASE)
 _SELL_WORDS = ("卖", "sell", "抛售")
+# "买 200 股要花多少港元？"问的是钱，不是下单（那是持仓计算）
+_COST_QUESTION = re.compile(r"花|多少|值|市值|如果|假如|要是|how much|cost|worth|would", re.IGNORECASE)
 _PRICE_ASKED = re.compile(r"股价|价格|多少钱|行情|报价|price|quote|cost|how much", re.IGNORECASE)
 
 # 算式：数字与运算符交替，允许括号（NFKC 之后全角符号已是半角，× ÷ 保留原样）
@@ -345,9 +347,10 @@ def _orders(text: str, stocks: list[_Mention]) -> list[tuple[int, _Mention, str,
         if any(s.start <= found.start() < s.end for s in stocks):
             continue
         sentence_start = max((i + 1 for i in range(found.start()) if text[i] in "。?!？！;；\n"), default=0)
+        sentence_end = next((i for i in range(found.end(), len(text)) if text[i] in "。?!？！;；\n"), len(text))
         cues = list(_ORDER_CUE.finditer(text, sentence_start, found.start()))
         stock = _stock_for_quantity(text, found.start(), stocks)
-        if cues and stock is not None:
+        if cues and stock is not None and not _COST_QUESTION.search(text, sentence_start, sentence_end):
             side = "sell" if cues[-1].group().casefold().startswith(_SELL_WORDS) else "buy"
             orders.append((found.start(), stock, (found.group(1) or found.group(2)).replace(",", ""), side))
     return orders
