@@ -3,7 +3,7 @@
 The command line the README documents ("compare"), plus ``--max-steps``:
 
     python -m compare [--impl NAME ...] [--prompt TEXT ...] [--suite FILE] [--temperature T ...]
-                      [--runs N] [--concurrency N] [--serial] [--faults LIST] [--max-steps N]
+                      [--runs N] [--concurrency N] [--serial] [--approve all|none] [--faults LIST] [--max-steps N]
                       [--record FILE] [--replay FILE ...] [--out DIR] [--resume] [--json] [--model human]
 
 What it does, in order: read the settings once; fix the clock (``AGENT_CLOCK``, see
@@ -38,6 +38,7 @@ from compare.report import Report, build_report
 from compare.report_files import write_reports
 from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
+from shared import approval
 from shared.harness.arguments import OneLineParser, positive_int
 from shared.harness.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
 from shared.harness import human
@@ -97,6 +98,9 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--runs", type=positive_int, default=1, metavar="N", help="每个组合跑几次（默认 1）")
     parser.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="同时跑几个（默认 4）")
     parser.add_argument("--serial", action="store_true", help="每轮最多一个工具调用（parallel_tool_calls=False）")
+    parser.add_argument("--approve", choices=("all", "none"), default="none",
+                        help="危险工具（place_order）的审批：all 全部批准、none 全部拒绝（默认 none；"
+                             "compare 并发运行，没有人在终端前回答）")
     parser.add_argument("--faults", metavar="LIST", help="离线模型注入的故障模式，逗号分隔")
     parser.add_argument("--max-steps", type=positive_int, default=10, metavar="N",
                         help="每次运行最多调用模型几次（默认 10）")
@@ -208,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 def _header(settings: Settings, args, clock: str) -> dict:
     """The settings that shape a trace: a resumed sweep must have the same ones."""
     return {"endpoint": _where(settings), "model": settings.model, "faults": list(settings.offline_faults),
-            "serial": args.serial, "max_steps": args.max_steps, "clock": clock,
+            "serial": args.serial, "approve": args.approve, "max_steps": args.max_steps, "clock": clock,
             "replay": ", ".join(map(str, args.replay)) if args.replay else None}
 
 
@@ -233,7 +237,8 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
     if args.model == human.HUMAN:           # 你就是模型：一次只回答一个请求，进度条也别挡着
         groups = [(human.HumanBrain(stream="stderr" if args.json else "stdout"), todo)]
         show_progress, concurrency = False, 1
-    base = RunOptions(serial=args.serial, max_steps=args.max_steps, clock=clock)
+    base = RunOptions(serial=args.serial, max_steps=args.max_steps, clock=clock,
+                      approve=approval.policy(args.approve), data_dir=settings.data_dir)
     totals = Counter(job.impl.name for job in todo)
     new: list[RunRecord] = []
     with progress_bar([i.name for i in plan.impls], totals, enabled=show_progress) as tick:

@@ -35,7 +35,7 @@ from compare.suite import load_suite
 from shared.harness.arguments import OneLineParser
 from shared.harness.config import REPRODUCIBLE_CLOCK, load_settings
 from shared.harness.endpoint import open_endpoint
-from shared.offline_llm.faults import FAULT_MODES
+from shared.offline_llm.faults import ARTICLE_FAULTS
 from shared.harness.run_record import RunRecord, Status
 from shared.harness.runner import RunOptions, run_once
 from shared.harness.text import shorten
@@ -86,7 +86,7 @@ def article_prompt() -> tuple[str, tuple[str, ...]]:
 def run_all(prompt: str) -> list[Run]:
     """Every row of both tables, in order."""
     runs = []
-    for fault in (NO_FAULT, *FAULT_MODES):
+    for fault in (NO_FAULT, *ARTICLE_FAULTS):
         for impl in IMPLS:
             runs.append(Run(fault, impl, "", run_one(impl, prompt, fault)))
     for fix, fault in FAULT_OF_FIX.items():

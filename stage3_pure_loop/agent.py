@@ -14,6 +14,11 @@ agent 的核心，其实就这么十几行。
     recursion_limit             <==>   for step in range(max_steps)
     app.invoke(...)             <==>   run_agent(user_input)
 
+第三篇 §7 的可控性，在这一层都得自己写（第 1、2 阶段由框架提供钩子）：
+    人工确认（方向 3）   执行前 approve(name, args)；拒绝的调用不执行，拒绝作为它的结果
+    强制串行（--serial） 一条回复里只执行第一个调用，其余各回一句"未执行"（hold_back_extra_calls）
+    步数上限             最多 max_steps 次模型调用；最后一次要的工具不执行（结果已没有模型会读）
+
 关键区别只在状态的合并方式：StateGraph 的节点返回增量、由 add_messages 追加；
 这里没有 reducer，直接 messages.append(resp)——"状态就是消息列表的不断增长"。
 
@@ -35,15 +40,18 @@ from __future__ import annotations
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from shared.approval import Approver, default_approver, needs_approval
 from shared.harness.implementation import About
 from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
-from shared.tools import TOOLS, execute_tool_call
+from shared.tools import TOOLS, execute_tool_call, hold_back_extra_calls, refusal
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None) -> list[BaseMessage]:
+def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None,
+              approve: Approver | None = None, serial: bool = False) -> list[BaseMessage]:
     """纯 Python 的 ReAct loop。返回完整 messages 历史。"""
     llm = llm or chat_model()                    # 没给模型：用配置的端点（默认内置离线模型）
+    approve = approve or default_approver()      # 没给审批人：终端上问人，否则一律拒绝
     llm_with_tools = llm.bind_tools(TOOLS)       # 决策侧：schema 下发给模型
 
     # 【State】状态就是一个普通列表（第 2 阶段的 State 在这里退化成 list）
@@ -61,10 +69,21 @@ def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None
         # 【条件边】没有 tool_calls 就结束（等价于导向 END，循环终止）
         if not resp.tool_calls:
             return messages
+        # 【步数上限】这是最后一次模型调用：它要的工具不执行——结果已经没有模型会读了
+        if step == max_steps - 1:
+            break
 
-        # 【tools 节点】执行所有工具调用，结果（或错误）作为 ToolMessage 回填进 messages
-        for tc in resp.tool_calls:
-            messages.append(execute_tool_call(tc))
+        # 【强制串行】只执行第一个调用，其余各回一句"未执行"（模型可能无视 parallel_tool_calls=False）
+        calls, held_back = hold_back_extra_calls(resp.tool_calls) if serial else (resp.tool_calls, [])
+        messages += held_back
+        # 【人工确认】危险调用先全部问完再执行任何一个；被拒绝的不执行，拒绝就是它的结果
+        refused = [tc for tc in calls if needs_approval(tc["name"]) and not approve(tc["name"], tc["args"])]
+        messages += [refusal(tc) for tc in refused]
+
+        # 【tools 节点】执行其余工具调用，结果（或错误）作为 ToolMessage 回填进 messages
+        for tc in calls:
+            if tc not in refused:
+                messages.append(execute_tool_call(tc))
         # 循环回到顶部：带着工具结果再次调 LLM（等价于 tools -> agent 回流边）
 
     # 步数耗尽仍未结束（等价于 recursion_limit 超限）。文章在这里 print 一行警告；
@@ -74,4 +93,5 @@ def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None
 
 # ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
 ABOUT = About(name="pure_loop", tier="白盒：纯 Python for 循环 + messages 列表",
-              command="python -m stage3_pure_loop", step_limit="for step in range(max_steps) 循环结束")
+              command="python -m stage3_pure_loop",
+              step_limit="for step in range(max_steps) 的最后一步：模型要的工具不执行")

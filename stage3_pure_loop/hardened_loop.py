@@ -12,7 +12,8 @@ LLM 调用都从 json_loop 直接拿来，没有复制），再加上文章第�
     unknown_tool   4 幻觉工具                   错误 + 真实工具清单，模型看得到自己的错，最多重试 3 次
     validate       5 非确定性输出               temperature 默认 0，校验最终答案，连续 3 次不合格就降级
     （方向 2）     eval 的安全隐患              AST 计算器（shared/calculator.py，两个 loop 都用）
-    （方向 3）     高风险操作                   DANGEROUS_TOOLS 先问人：approve(name, args) -> bool
+    （方向 3）     高风险操作                   DANGEROUS_TOOLS 先问人：approve(name, args) -> bool；
+                                                被拒绝的调用和拒绝成对进上下文（修复 4 的道理）
 
 ``--no-fix NAME``（可重复）关掉一个修复：README 的表格就是用它跑出"修复前/修复后"。
 
@@ -25,20 +26,20 @@ BadAnswerLimit），在 run_agent 里变成运行记录的 status "stopped" 和 
 ——模型的错误是数据，不是崩溃。
 
 Left out: function calling (stages 1-3), summarising what the window drops, retries on
-transport errors, a real dangerous tool (DANGEROUS_TOOLS is empty for now).
+transport errors.
 """
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shared import llm
+from shared.approval import Approver, default_approver, needs_approval
 from shared.harness.implementation import About, Protocol
 from shared.harness.run_record import LoopResult, Status
-from shared.tool_functions import run_tool
+from shared.tool_functions import REFUSED_MESSAGE, run_tool
 from stage3_pure_loop.context_window import MAX_CONTEXT_MESSAGES, slide_window
 from stage3_pure_loop.json_extract import extract_tool_call
 from stage3_pure_loop.json_loop import (
@@ -58,9 +59,6 @@ MAX_BAD_ANSWERS = 3         # 连续 3 次不合格的最终答案 → 降级回
 MIN_ANSWER_CHARS = 2
 WINDOW_MAX_TOKENS = 3000    # 窗口的 token 上限（与离线模型同一个计数器，见 context_window）
 
-# 高风险工具：执行前先问人（文章方向 3）。四个演示工具都不危险，所以现在是空的
-DANGEROUS_TOOLS: frozenset[str] = frozenset()
-
 # ---- 回给模型 / 用户的文字 ----
 # 文章策略 A 的原话是"请基于此结果给出最终答案，不要再调用工具"。它会禁止多步任务的
 # 下一步：文章那道题要 时间 → 股价 → 计算 三步，第一步之后就"不许再调工具"，模型只能
@@ -70,9 +68,7 @@ NUDGE_RESULT_MESSAGE = ("工具 {tool_name} 的执行结果：{result}\n\n"
 RETRY_UNKNOWN_TOOL = "错误：{tool_name} 不是可用工具。可用工具有：{available}。请重新选择。"
 BAD_ANSWER_MESSAGE = ("你的上一条回复不能作为最终答案：{problem}。"
                       "如果还需要工具，只输出一个工具调用 JSON；否则请用用户的语言给出完整的最终答案。")
-REFUSED_MESSAGE = "用户拒绝了 {tool_name} 操作。请尝试替代方案。"
 FALLBACK_ANSWER = "抱歉，当前服务暂时不可用，请稍后重试。"
-APPROVE_PROMPT = "Agent 请求执行高风险操作 {tool_name}，参数: {args}\n确认执行？(y/n): "
 
 STOP_REPEATED = "检测到重复工具调用：{call} 连续 {times} 次，已自动终止"
 STOP_UNKNOWN = "模型调用不存在的工具（{names}），重试 {retries} 次后仍未改正，已终止"
@@ -115,23 +111,13 @@ class BadAnswerLimit(GuardStop):
     answer = FALLBACK_ANSWER
 
 
-def refuse(tool_name: str, args: dict) -> bool:
-    """The default approver: refuse every dangerous call (a run without a human says no)."""
-    return False
-
-
-def ask_on_terminal(tool_name: str, args: dict) -> bool:
-    """文章方向 3 的 input() 确认，作为可注入的 approver。"""
-    return input(APPROVE_PROMPT.format(tool_name=tool_name, args=args)).strip().lower() == "y"
-
-
 # ============ 加固后的核心循环：json_loop.run_agent 的三步，每个修复是一处具名调用 ============
 def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI | None = None,
               model: str | None = None, temperature: float = 0.0, seed: int | None = None,
-              disabled_fixes: frozenset[str] = frozenset(),
-              approve: Callable[[str, dict], bool] = refuse) -> LoopResult:
+              approve: Approver | None = None, disabled_fixes: frozenset[str] = frozenset()) -> LoopResult:
     """json_loop 的循环 + 五道保险。``disabled_fixes`` 里的修复退回文章的天真写法。"""
     client, model = client or llm.openai_client(), model or llm.model_name()   # 没给：用配置的端点
+    approve = approve or default_approver()          # 文章的 input()：终端上问人，没有终端就拒绝
     fixes = Fixes(user_input, enabled=enabled_fixes(disabled_fixes))
     messages = build_messages(user_input)
     rounds: list[list[dict]] = []          # 每轮的调用与结果：运行记录要的，文章里没有
@@ -149,6 +135,9 @@ def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI | No
                 messages.append({"role": "assistant", "content": reply})
                 return LoopResult(messages=messages, rounds=rounds, status=Status.ANSWERED, answer=reply)
             tool_name, tool_args = call
+            if iteration == max_steps - 1:      # 最后一次循环：工具的结果已经没有模型会读，不执行
+                rounds.append([{"name": tool_name, "args": tool_args, "result": None}])
+                break
             if tool_name not in TOOLS:
                 error = fixes.unknown_tool_error(call)                                         # 修复 4
                 rounds.append([{"name": tool_name, "args": tool_args, "result": error}])
@@ -283,9 +272,13 @@ def answer_problem(answer: str, question: str) -> str | None:
     return None
 
 
-def execute(tool_name: str, tool_args: dict, approve: Callable[[str, dict], bool]) -> str:
-    """执行一个已知工具；高风险工具先经人确认（文章方向 3），拒绝的话告诉模型换个办法。"""
-    if tool_name in DANGEROUS_TOOLS and not approve(tool_name, tool_args):
+def execute(tool_name: str, tool_args: dict, approve: Approver) -> str:
+    """执行一个已知工具；高风险工具先经人确认（文章方向 3），拒绝的话告诉模型换个办法。
+
+    和 json_loop 不同：拒绝像任何结果一样，和模型自己的那条调用成对进上下文（修复 4 的道理：
+    模型得看得见自己哪一步被拒绝了）。
+    """
+    if needs_approval(tool_name) and not approve(tool_name, tool_args):
         return REFUSED_MESSAGE.format(tool_name=tool_name)
     return run_tool(tool_name, tool_args)
 
@@ -293,7 +286,7 @@ def execute(tool_name: str, tool_args: dict, approve: Callable[[str, dict], bool
 # ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
 ABOUT = About(name="hardened_loop", tier="零框架 + 五个翻车现场的修复",
               command="python -m stage3_pure_loop.hardened_loop", protocol=Protocol.JSON,
-              step_limit="for iteration in range(MAX_ITER) 循环结束", fixes=FIXES)
+              step_limit="for iteration in range(MAX_ITER) 的最后一轮：模型要的工具不执行", fixes=FIXES)
 
 
 if __name__ == "__main__":

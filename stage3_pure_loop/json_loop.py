@@ -11,6 +11,7 @@ Agent = LLM 推理 × 工具执行 × 循环迭代。这个文件按文章的顺
     执行工具                run_tool(name, args)           ToolExecutor / ToolNode
     循环控制                for iteration in range(MAX_ITER) max_iterations / recursion_limit
     上下文管理              messages.append(...)           AgentAction / AgentFinish
+    人工确认（方向 3）      DANGEROUS_TOOLS + approve()    interrupt / HumanInTheLoopMiddleware
 
 和 function calling（stage 1-3）最大的不同：没有 ``tools=`` 参数。工具清单写在 system
 prompt 里，模型被要求"只输出 ``{"tool": ..., "args": {...}}``"，调用藏在普通文本里，
@@ -19,7 +20,7 @@ prompt 里，模型被要求"只输出 ``{"tool": ..., "args": {...}}``"，调�
 （``--faults chatty`` 等）能把它一个个弄坏。
 
 和文章原文的不同，每一处都有原因（逐条的完整清单在 README「json_loop 和第二篇原文的每一处不同」）：
-- 工具用仓库共享的四个纯函数（``shared.tool_functions``，不依赖 LangChain），计算器叫
+- 工具用仓库共享的五个纯函数（``shared.tool_functions``，不依赖 LangChain），计算器叫
   ``calculate``（第三篇和三个 stage 的名字，不是 ``calculator``），是 AST 安全求值，不是
   ``eval``（文章"方向 2"自己指出的隐患）；工具出错一律变成回给模型的一句话（原文参数名
   不对会让整个循环崩溃）；
@@ -28,8 +29,12 @@ prompt 里，模型被要求"只输出 ``{"tool": ..., "args": {...}}``"，调�
 - 第 2 步的判断抽成了 ``parse_reply``：加固版的修复 1 就是换掉这一个函数；
 - ``run_agent`` 一边循环一边记下每轮调用（``rounds``），交给 ``shared.harness.runner`` 变成和
   三个 stage 同一格式的运行记录，compare 才能逐轮对比；
-- SYSTEM_PROMPT 里的 JSON 花括号写成 ``{{ }}``：文章原文直接 ``.format()`` 会 KeyError。
-- ``message.content`` 为 ``None`` 时当空串（原文的 ``.strip()`` 会 AttributeError）。
+- SYSTEM_PROMPT 里的 JSON 花括号写成 ``{{ }}``：文章原文直接 ``.format()`` 会 KeyError；
+- ``message.content`` 为 ``None`` 时当空串（原文的 ``.strip()`` 会 AttributeError）；
+- 文章第七节"方向 3"的人工确认原样加进了循环，只把 ``input()`` 换成可注入的 ``approve``
+  （终端上它就是那个 ``input()``，见 ``shared/approval.py``）：这里有一个真会下单的工具；
+- 最后一次循环里模型要的工具不执行（各层"步数上限"同一个含义：最多 max_steps 次模型调用，
+  最后一次要的工具，结果已经没有模型会读了）。
 
 Left out on purpose: every fix of section five (``hardened_loop.py``), streaming,
 function calling (that is stages 1-3), memory across questions.
@@ -41,9 +46,10 @@ import json
 from typing import TYPE_CHECKING
 
 from shared import llm
+from shared.approval import Approver, default_approver
 from shared.harness.implementation import About, Protocol
 from shared.harness.run_record import LoopResult, Status
-from shared.tool_functions import FUNCTIONS, run_tool
+from shared.tool_functions import DANGEROUS_TOOLS, FUNCTIONS, REFUSED_MESSAGE, run_tool
 
 if TYPE_CHECKING:                     # 只为类型标注；运行时不需要先 import openai
     from openai import OpenAI
@@ -98,9 +104,11 @@ def ask_llm(client: OpenAI, model: str, messages: list[dict], temperature: float
 
 # ============ Agent 核心循环 ============
 def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI | None = None,
-              model: str | None = None, temperature: float = 0.0, seed: int | None = None) -> LoopResult:
+              model: str | None = None, temperature: float = 0.0, seed: int | None = None,
+              approve: Approver | None = None) -> LoopResult:
     """Agent 核心循环：LLM 推理 → 工具执行 → 循环迭代。所有 Agent 框架共有的底层逻辑。"""
     client, model = client or llm.openai_client(), model or llm.model_name()   # 没给：用配置的端点
+    approve = approve or default_approver()          # 文章的 input()：终端上问人，没有终端就拒绝
     messages = build_messages(user_input)
     rounds: list[list[dict]] = []          # 每轮的调用与结果：运行记录要的，文章里没有
     for iteration in range(max_steps):
@@ -113,6 +121,9 @@ def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI | No
             messages.append({"role": "assistant", "content": reply})
             return LoopResult(messages=messages, rounds=rounds, status=Status.ANSWERED, answer=reply)
         tool_name, tool_args = call
+        if iteration == max_steps - 1:      # 最后一次循环：工具的结果已经没有模型会读，不执行
+            rounds.append([{"name": tool_name, "args": tool_args, "result": None}])
+            break
         if tool_name not in TOOLS:
             # 未知工具（翻车现场 4）：文章已经处理了，但有两个隐患——
             # 模型自己那条错误的调用没进 messages（它看不到自己错在哪），
@@ -122,9 +133,16 @@ def run_agent(user_input: str, max_steps: int = MAX_ITER, *, client: OpenAI | No
             messages.append({"role": "user", "content": error})
             continue
 
+        # ---- 方向 3：高风险操作先问人（文章原样：拒绝时只追加一条 user 消息，然后 continue）----
+        if tool_name in DANGEROUS_TOOLS and not approve(tool_name, tool_args):
+            refusal = REFUSED_MESSAGE.format(tool_name=tool_name)
+            rounds.append([{"name": tool_name, "args": tool_args, "result": refusal}])
+            messages.append({"role": "user", "content": refusal})
+            continue
+
         # ---- 第 3 步：执行工具，调用和结果追加到上下文（Agent 的"记忆"），循环迭代 ----
         # 文章这里是 TOOLS[tool_name]["function"](**tool_args)，它的 calculator 自己 try/except、
-        # 把错误当结果返回；run_tool 对四个工具都这样做（参数不对、除以零……都变成一句错误
+        # 把错误当结果返回；run_tool 对每个工具都这样做（参数不对、除以零……都变成一句错误
         # 文字回给模型），错误文案和三个 stage 完全相同，compare 才能比较。
         result = run_tool(tool_name, tool_args)
         rounds.append([{"name": tool_name, "args": tool_args, "result": result}])
@@ -159,7 +177,7 @@ def agent_loop(user_query: str, *, client: OpenAI | None = None, model: str | No
 # ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
 ABOUT = About(name="json_loop", tier="零框架：openai SDK + 文本里的 JSON 工具调用（第二篇 50 行）",
               command="python -m stage3_pure_loop.json_loop", protocol=Protocol.JSON,
-              step_limit="for iteration in range(MAX_ITER) 循环结束")
+              step_limit="for iteration in range(MAX_ITER) 的最后一轮：模型要的工具不执行")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,8 @@ def test_a_json_protocol_loop_joins_the_comparison(offline, capsys, json_loop):
     ("english_errors", ["--prompt", DIVIDE_BY_ZERO], "diverged",
      {"round": 1, "call": 1, "field": "result", "expected": "工具执行出错: 除数不能为零"}),
     ("early_stop", ["--prompt", ARTICLE_QUESTION, "--max-steps", "4"], "diverged",
-     {"field": "status", "expected": "answered", "actual": "max_steps"}),
+     # 第 3 次模型调用是它的最后一次：要的 calculate 不执行（步数上限的统一含义）
+     {"round": 3, "call": 1, "field": "result", "expected": "38560.0", "actual": None}),
 ])
 def test_a_deliberately_different_implementation_is_caught(offline, capsys, variants, variant, argv, verdict, first):
     code, data = run_compare(capsys, offline, "--impl", "pure_loop", variant, *argv)

@@ -7,7 +7,7 @@ import pytest
 from compare import failure_modes
 from compare.failure_modes import BEGIN, DIFF_BEGIN, DIFF_END, END, FAULT_OF_FIX, MarkersMissing, current_block, replace_block
 from tests.support.agents import ROOT
-from shared.offline_llm.faults import FAULT_MODES
+from shared.offline_llm.faults import ARTICLE_FAULTS as FAULT_MODES
 
 README = ROOT / "README.md"
 

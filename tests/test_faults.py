@@ -51,7 +51,7 @@ def test_unknown_modes_are_a_configuration_error():
         load_settings(env={"OFFLINE_LLM_FAULTS": "chatty,nope"}, dotenv=None)
     assert error.value.variable == "OFFLINE_LLM_FAULTS" and "nope" in str(error.value)
     with pytest.raises(ValueError):
-        OfflineServer(faults=("rogue",))                    # 还没实现的模式
+        OfflineServer(faults=("sleepy",))                   # 没有实现的模式
     done = run_cli("stage3_pure_loop.json_loop", "-q", "x", "--faults", "nope")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "nope" in done.stderr
 

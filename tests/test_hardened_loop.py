@@ -172,15 +172,20 @@ def _run_direct(brain, **kwargs):
         return hardened_loop.run_agent("算一下 1+1", client=client, model="offline", **kwargs)
 
 
-def test_a_dangerous_tool_needs_approval(monkeypatch):
-    monkeypatch.setattr(hardened_loop, "DANGEROUS_TOOLS", frozenset({"calculate"}))
-    asked = []
-    refused = _run_direct(ScriptedBrain(call("calculate", expression="1+1"), answer("用户拒绝了计算。")))
-    assert refused.rounds[0][0]["result"] == "用户拒绝了 calculate 操作。请尝试替代方案。"
-    approved = _run_direct(ScriptedBrain(call("calculate", expression="1+1"), answer("等于 2。")),
-                           approve=lambda name, args: asked.append((name, args)) or True)
-    assert approved.rounds[0][0]["result"] == "2"
-    assert asked == [("calculate", {"expression": "1+1"})]
+def test_a_dangerous_tool_needs_approval(tmp_path):
+    from shared.approval import Scripted
+    from shared.orders import database_path, list_orders, orders_recorded_in
+
+    order = call("place_order", symbol="腾讯", shares=100, side="buy")
+    with orders_recorded_in(tmp_path, implementation="hardened_loop", run_id="t"):
+        refused = _run_direct(ScriptedBrain(order, answer("没有下单。")), approve=Scripted([False]))
+        assert refused.rounds[0][0]["result"] == "用户拒绝了 place_order 操作。请尝试替代方案。"
+        assert list_orders(database_path(tmp_path)) == []
+        asked = Scripted([True])
+        approved = _run_direct(ScriptedBrain(order, answer("已下单。")), approve=asked)
+    assert approved.rounds[0][0]["result"].startswith("已下单：买入 100 股腾讯")
+    assert len(asked.questions) == 1 and "38,560 港元" in asked.questions[0]
+    assert [o["shares"] for o in list_orders(database_path(tmp_path))] == [100]
 
 
 # ---- 开关本身 ----

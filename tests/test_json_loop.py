@@ -78,7 +78,7 @@ def test_an_unknown_tool_gets_the_articles_error_but_the_call_itself_is_not_kept
     brain = ScriptedBrain(call("send_email", to="boss"), answer("邮件发不了。"))
     record = NAIVE("给老板发邮件", brain=brain)
     assert record.status == Status.ANSWERED
-    assert record.rounds[0][0]["result"] == "错误：未知工具 send_email。可用工具：get_weather, get_current_time, calculate, get_stock_price。请重新选择。"
+    assert record.rounds[0][0]["result"] == "错误：未知工具 send_email。可用工具：get_weather, get_current_time, calculate, get_stock_price, place_order。请重新选择。"
     second = brain.requests[1]["messages"]
     assert [m["role"] for m in second] == ["system", "user", "user"]      # 模型自己的那条调用不见了
 

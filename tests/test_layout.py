@@ -76,7 +76,7 @@ def test_the_registry_lives_with_compare_and_names_each_lessons_own_function():
 
 
 def test_a_bug_in_a_lesson_raises_through_the_command_line():
-    def run_agent(user_input, max_steps=10, *, llm=None):
+    def run_agent(user_input, max_steps=10, *, llm=None, **controls):
         return respo  # noqa: F821 — the learner's typo
 
     with pytest.raises(NameError, match="respo"):
@@ -94,10 +94,10 @@ def test_a_model_endpoint_failure_is_a_record_not_a_traceback(capsys):
 def test_compare_records_a_bug_with_its_file_and_line_and_goes_on(capsys, offline, monkeypatch):
     from stage3_pure_loop.agent import run_agent as pure_loop
 
-    def buggy(user_input, max_steps=10, *, llm):
+    def buggy(user_input, max_steps=10, *, llm, **controls):
         if "天气" in user_input:
             raise KeyError("city")              # a bug in this file, on this line
-        return pure_loop(user_input, max_steps, llm=llm)
+        return pure_loop(user_input, max_steps, llm=llm, **controls)
 
     about = About(name="buggy", tier="test", command="-", step_limit="-")
     monkeypatch.setitem(IMPLEMENTATIONS, "buggy", Implementation(about, buggy))

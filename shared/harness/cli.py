@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from shared import approval
 from shared.harness.arguments import OneLineParser, positive_int
 from shared.harness.config import load_settings_or_exit, redact_url
 from shared.harness.endpoint import Endpoint, open_endpoint
@@ -22,6 +23,7 @@ from shared.harness.process import exit_status_of
 from shared.harness.run_record import Status
 from shared.harness.runner import RunOptions, run_once
 from shared.harness.trace import print_trace
+from shared.orders import OrderBookError, check_data_dir
 
 QUIT_WORDS = ("quit", "exit", "q")
 BANNER = "  {tier} 已就绪（输入 quit 退出）"
@@ -38,7 +40,11 @@ def build_parser(about: About, *, graph: bool) -> argparse.ArgumentParser:
     parser.add_argument("-q", "--question", help="只问这一个问题（不进入交互循环）")
     parser.add_argument("--temperature", type=float, help="采样温度（默认 LLM_TEMPERATURE，即 0）")
     parser.add_argument("--max-steps", type=positive_int, default=10, help="最多调用模型几次（默认 10）")
-    parser.add_argument("--serial", action="store_true", help="每轮最多一个工具调用（parallel_tool_calls=False）")
+    parser.add_argument("--serial", action="store_true",
+                        help="每轮最多执行一个工具调用（请求带 parallel_tool_calls=False，多出来的调用不执行）")
+    parser.add_argument("--approve", choices=approval.POLICIES,
+                        help="危险工具（place_order）的审批：ask 在终端上问、all 全部批准、none 全部拒绝"
+                             "（默认：终端上 ask，否则 none）")
     parser.add_argument("--faults", help="离线模型注入的故障模式，逗号分隔（同 OFFLINE_LLM_FAULTS）")
     parser.add_argument("--json", action="store_true", help="只输出一个 JSON 对象：运行记录")
     parser.add_argument("--show-config", action="store_true", help="打印生效的配置（key 已遮盖）后退出")
@@ -73,8 +79,14 @@ def _main(run_agent: Callable, about: About, argv: list[str] | None, *, graph: C
     if args.show_config:
         print(json.dumps(settings.describe(), ensure_ascii=False, indent=2))
         return 0
+    try:                                    # 订单库打不开：在调用模型之前就说清楚（一行，退出码 2）
+        check_data_dir(settings.data_dir)
+    except OrderBookError as error:
+        parser.exit(2, f"{about.command}: 错误: {error}\n")
     options = RunOptions(temperature=settings.temperature, max_steps=args.max_steps,
-                         serial=args.serial, disabled_fixes=disabled, clock=settings.clock)
+                         serial=args.serial, disabled_fixes=disabled, clock=settings.clock,
+                         approve=approval.policy(args.approve or approval.default_policy_name()),
+                         data_dir=settings.data_dir)
     brain = None
     if args.model == human.HUMAN:           # 玩家当模型：仍然走内置服务器的 HTTP，换的只是大脑
         settings, brain = human.play_settings(settings), human.HumanBrain(stream="stderr" if args.json else "stdout")

@@ -22,6 +22,7 @@ from shared.harness.config import Settings, load_settings
 from shared.harness.meter import record_response
 from shared.harness.responses import DeadlineTransport, check_response
 from shared.offline_llm import OfflineServer
+from shared.orders import CURRENT_BOOK, OrderBook, database_path
 from shared.tool_functions import FIXED_NOW
 
 # 内置服务器不校验 key，但 OpenAI 客户端要求非空，随便给一个
@@ -150,6 +151,7 @@ def default_endpoint() -> Endpoint:
             settings = load_settings()
             if settings.clock:          # AGENT_CLOCK：这个线程里 get_current_time 回答固定的"现在"
                 FIXED_NOW.set(settings.clock)
+            CURRENT_BOOK.set(OrderBook(database_path(settings.data_dir)))   # AGENT_DATA_DIR：订单写到哪里
             if settings.base_url:
                 _default = Endpoint(base_url=settings.base_url, model=settings.model,
                                     timeout=settings.timeout, offline=False, api_key=settings.api_key or "",

@@ -11,13 +11,18 @@ text); compare groups wire-level checks by it. Its *SDK* is what ``run_agent`` t
 returns, and picks the typed adapter that turns one call into an :class:`Outcome` (a value;
 the runner builds the record from it):
 
-- LangChain: ``run_agent(user_input, max_steps, *, llm) -> list[BaseMessage]`` (a ``ChatOpenAI``);
-- raw ``openai``: ``run_agent(user_input, max_steps, *, client, model, temperature, seed)
+- LangChain: ``run_agent(user_input, max_steps, *, llm, approve, serial) -> list[BaseMessage]``
+  (a ``ChatOpenAI``);
+- raw ``openai``: ``run_agent(user_input, max_steps, *, client, model, temperature, seed, approve)
   -> LoopResult`` (an ``openai.OpenAI``), plus ``serial`` for function calling and
   ``disabled_fixes`` for an implementation that declares fixes.
 
-The JSON protocol is only spoken through the raw SDK; function calling through both
-(the LangChain tiers, and ``fc_loop``).
+The JSON protocol is only spoken through the raw SDK (one call per reply, so ``--serial``
+holds by construction); function calling through both (the LangChain tiers, and ``fc_loop``).
+
+``approve`` is the run's approver (:mod:`shared.approval`; a run without one refuses every
+dangerous call); ``serial`` asks the tier to *enforce* one call per reply, not only to send
+``parallel_tool_calls=False``.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from shared.approval import refuse_all
 from shared.harness.run_record import LoopResult, Status, outcome_from_messages, rounds_from_messages
 
 if TYPE_CHECKING:
@@ -98,7 +104,8 @@ class Implementation:
 
 def run_langchain(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
     llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial, seed=options.seed)
-    messages = impl.run_agent(prompt, options.max_steps, llm=llm)
+    messages = impl.run_agent(prompt, options.max_steps, llm=llm, approve=options.approve or refuse_all,
+                              serial=options.serial)
     status, answer, error = outcome_from_messages(messages)
     return Outcome(rounds_from_messages(messages), status, answer, error)
 
@@ -109,5 +116,5 @@ def run_openai_sdk(impl: Implementation, prompt: str, endpoint: Endpoint, option
         switches["serial"] = options.serial
     result: LoopResult = impl.run_agent(
         prompt, options.max_steps, client=endpoint.openai_client(), model=endpoint.model,
-        temperature=options.temperature, seed=options.seed, **switches)
+        temperature=options.temperature, seed=options.seed, approve=options.approve or refuse_all, **switches)
     return Outcome(result.rounds, result.status, result.answer, result.error, result.stopped_at)

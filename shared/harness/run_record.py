@@ -64,6 +64,7 @@ class RunRecord:
     llm_calls: int = 0
     seconds: float = 0.0
     stopped_at: str | None = None          # 扩展字段：步数上限/守卫在哪里结束了这次运行
+    run_id: str = ""                       # 这次运行的 id：place_order 写下的订单记着它
     exchanges: list[dict] = field(default_factory=list, repr=False)  # 不进 to_dict()
 
     def to_dict(self) -> dict:

@@ -19,6 +19,9 @@ from __future__ import annotations
 import json
 import time
 import traceback
+import uuid
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +33,7 @@ from shared.harness.implementation import Implementation, Outcome
 from shared.harness.meter import REDACTED, ExchangeLog
 from shared.harness.responses import failure_line
 from shared.harness.run_record import RunRecord, Status, guessed_argument_flags
+from shared.orders import DEFAULT_DATA_DIR, orders_recorded_in
 from shared.tool_functions import clock_fixed_at
 
 # 端点或传输层的失败：不是 lesson 的错，记为 status "error"
@@ -48,16 +52,24 @@ class RunOptions:
     run: int = 0
     disabled_fixes: frozenset[str] = frozenset()
     clock: str | None = None          # 固定 get_current_time 的"现在"（AGENT_CLOCK）；None = 真实时钟
+    # 危险调用的审批人（shared.approval）；None = 没有人在场，一律拒绝
+    approve: Callable[[str, dict], bool] | None = None
+    data_dir: Path = DEFAULT_DATA_DIR  # place_order 写订单的目录（AGENT_DATA_DIR）
 
 
 def run_once(impl: Implementation, prompt: str, endpoint: Endpoint,
              options: RunOptions = RunOptions()) -> RunRecord:
     """Run one implementation on one prompt; an expected failure is a record, a bug raises."""
-    record = RunRecord(impl=impl.name, prompt=prompt, temperature=options.temperature, run=options.run)
+    record = RunRecord(impl=impl.name, prompt=prompt, temperature=options.temperature, run=options.run,
+                       run_id=uuid.uuid4().hex[:12])
     log = ExchangeLog(secret=endpoint.api_key)
     started = time.perf_counter()
     try:
-        with clock_fixed_at(options.clock), log.recording():
+        with ExitStack() as fixed:
+            fixed.enter_context(clock_fixed_at(options.clock))
+            fixed.enter_context(log.recording())
+            fixed.enter_context(orders_recorded_in(options.data_dir, implementation=impl.name,
+                                                   run_id=record.run_id))
             outcome = impl.run(prompt, endpoint, options)
     except EXPECTED_FAILURES as error:
         cause = failure_line(error, timeout=endpoint.timeout, retries=MAX_RETRIES)

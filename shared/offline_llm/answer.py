@@ -13,7 +13,9 @@ the final answer from what the tools actually returned, step by step in the orde
   guess: the article's section-5 self-correction;
 - a step whose tool was not offered (or ``tool_choice: none``): said so, never faked;
 - an action no offered tool can do (``actions.py``), a follow-up that needs an earlier
-  turn, a JSON protocol with other keys: said so, with what to do instead.
+  turn, a JSON protocol with other keys: said so, with what to do instead;
+- order: the tool's result relayed (``已下单：…`` or its error); refused: said so, no order;
+  ``place_order`` not offered: no tool here can place an order, said plainly.
 
 Left out: deciding when to answer (``policy.py``).
 """
@@ -21,10 +23,11 @@ from __future__ import annotations
 
 from shared import market_data
 from shared.calculator import CalculationError, evaluate, format_number
-from shared.offline_llm.intents import (ARITHMETIC, FAREWELL, GREETING, HOLDING, IDENTITY, PRICE, THANKS,
+from shared.offline_llm.intents import (ARITHMETIC, FAREWELL, GREETING, HOLDING, IDENTITY, ORDER, PRICE, THANKS,
                                         TIME, WEATHER, Step)
 from shared.offline_llm.progress import Progress
-from shared.offline_llm.lesson_wording import TOOL_ERROR_PREFIX
+from shared.offline_llm.lesson_wording import REFUSED_MESSAGE, TOOL_ERROR_PREFIX
+from shared.tool_functions import SIDES
 
 _CITIES = "、".join(c.name for c in market_data.CITIES)
 _STOCKS = "、".join(s.name for s in market_data.STOCKS)
@@ -72,7 +75,11 @@ _TASKS = {
     PRICE: "查询{subject}的股价",
     ARITHMETIC: "计算 {subject}",
     HOLDING: "计算 {quantity} 股{subject}的市值",
+    ORDER: "下单（{quantity} 股{subject}）",
 }
+
+ORDER_REFUSED = "没有下单：你拒绝了{side} {quantity} 股{stock}的操作。"
+ORDER_NO_TOOL = "没有可以下单的工具（这次请求没有提供 place_order），所以没有{side} {quantity} 股{stock}；需要的话请在交易软件里自己操作。"
 
 _SENTENCE_END = "。！？.!?"
 
@@ -119,6 +126,8 @@ def _describe(progress: Progress, index: int, tools_forbidden: bool = False) -> 
         return TOOLS_FORBIDDEN.format(task=_TASKS[step.kind].format(subject=step.subject, quantity=step.quantity))
     if step.kind == HOLDING:
         return _holding(progress, index)
+    if step.kind == ORDER:
+        return _order(progress, index)
     if observation is None:
         return _not_done(step)
     result = observation.result.strip()
@@ -154,6 +163,18 @@ def _holding(progress: Progress, index: int) -> str:
     correction = HOLDING_CORRECTION.format(expression=asked, guess=guess, price=price.text,
                                            guess_value=_money_or_text(result))
     return _sentence(recomputed) + correction
+
+
+def _order(progress: Progress, index: int) -> str:
+    step, observation = progress.plan[index], progress.observed[index]
+    words = {"side": SIDES.get((step.args or {}).get("side"), ""), "quantity": step.quantity,
+             "stock": _spaced(step.subject)}
+    if observation is None:
+        return ORDER_NO_TOOL.format(**words) if not progress.is_callable(index) else _not_done(step)
+    result = observation.result.strip()
+    if result == REFUSED_MESSAGE.format(tool_name=observation.name):
+        return ORDER_REFUSED.format(**words)
+    return result              # 已下单：…，或工具的错误（未知股票、股数不对……）：如实转述
 
 
 def _holding_value(step: Step, stock: str, price: str, currency: str, value: str) -> str:

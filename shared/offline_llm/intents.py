@@ -19,6 +19,11 @@ kind            recognised when the question has...                       step
 ``arithmetic``  digits with operators (+ - * / // % ** ^ × ÷, parentheses)    ``calculate({"expression": <the text>})``
                 or in a written form (:func:`written_arithmetic`: 15% of 2400,
                 2400 的 15%, sqrt(144), 144 的平方根, 2的10次方, 3 乘以 7)
+``order``       a buy/sell word (买, 买入, 卖, 卖出, buy, sell...) before       ``place_order({"symbol": <as written>,
+                N 股 / N shares and a stock (帮我买 100 股腾讯, Sell 10          "shares": N, "side": "buy"|"sell"})``
+                shares of Apple); that quantity is then an order, not a        after the price step of that stock, if
+                holding, and a price is looked up only when asked (股价,        the question asks for the price
+                多少钱, price...)
 ==============  ========================================================  =====================================
 
 Steps are ordered by where they appear in the question (a holding right after its price
@@ -41,6 +46,7 @@ from dataclasses import dataclass, replace
 from shared import market_data
 
 TIME, WEATHER, PRICE, HOLDING, ARITHMETIC = "time", "weather", "price", "holding", "arithmetic"
+ORDER = "order"
 
 # 每类步骤用哪个工具（函数名与 shared.tool_functions.FUNCTIONS 一致）
 TOOL_FOR = {
@@ -49,6 +55,7 @@ TOOL_FOR = {
     PRICE: "get_stock_price",
     HOLDING: "calculate",
     ARITHMETIC: "calculate",
+    ORDER: "place_order",
 }
 
 GREETING, THANKS, IDENTITY, FAREWELL = "greeting", "thanks", "identity", "farewell"
@@ -82,6 +89,13 @@ _QUANTITY = re.compile(r"(\d[\d,]*)\s*股(?![价票份])|(\d[\d,]*)\s*shares?\b"
 _NAME_AFTER_SHARES = re.compile(
     r"\d[\d,]*\s*股\s*(?!市值|值|要|需要|多少|一共|总共|花|是|的)([\u4e00-\u9fff]{2,6}?)"
     r"(?=的|市值|值|要|需要|多少|一共|总共|花|是|$|[,.?!;。，？！；\s])")
+
+# 下单：买/卖的说法（在股数之前，同一句里），以及"问了价格"的说法（下单时只在问了价格才先查价）
+_ORDER_CUE = re.compile(r"买入|购买|买|卖出|卖掉|抛售|卖|\bbuy\b|\bpurchase\b|\bsell\b", re.IGNORECASE)
+_SELL_WORDS = ("卖", "sell", "抛售")
+# "买 200 股要花多少港元？"问的是钱，不是下单（那是持仓计算）
+_COST_QUESTION = re.compile(r"花|多少|值|市值|如果|假如|要是|how much|cost|worth|would", re.IGNORECASE)
+_PRICE_ASKED = re.compile(r"股价|价格|多少钱|行情|报价|price|quote|cost|how much", re.IGNORECASE)
 
 # 算式：数字与运算符交替，允许括号（NFKC 之后全角符号已是半角，× ÷ 保留原样）
 _NUMBER = r"\d+(?:\.\d+)?"
@@ -146,9 +160,11 @@ def make_plan(question: str) -> tuple[Step, ...]:
         for city in _unique(_city_mentions(text)):
             placed.append((city.start, Step(WEATHER, TOOL_FOR[WEATHER], {"city": city.spelled},
                                             subject=city.spelled, key=city.key)))
-    holdings = _holdings(text, stocks)
+    orders = _orders(text, stocks)
+    holdings = [h for h in _holdings(text, stocks) if h[0] not in {position for position, *_ in orders}]
     needed = {stock.key for _, stock, _ in holdings}
-    if _STOCK_CUE.search(text) or needed:
+    price_cue = _PRICE_ASKED if orders else _STOCK_CUE     # 下单的"股"不等于问股价
+    if price_cue.search(text) or needed:
         for stock in _unique(stocks):
             placed.append((stock.start, Step(PRICE, TOOL_FOR[PRICE], {"symbol": stock.spelled},
                                              subject=stock.spelled, key=stock.key)))
@@ -161,6 +177,12 @@ def make_plan(question: str) -> tuple[Step, ...]:
         placed.append((max(position, first_mention) + 0.5,
                        Step(HOLDING, TOOL_FOR[HOLDING], None, subject=stock.spelled, key=stock.key,
                             quantity=quantity)))
+    for position, stock, quantity, side in orders:
+        first_mention = min(s.start for s in stocks if s.key == stock.key)
+        # 下单排在同一只股票的查价之后（问了价格的话，先看价格再下单）
+        placed.append((max(position, first_mention) + 0.6,
+                       Step(ORDER, TOOL_FOR[ORDER], {"symbol": stock.spelled, "shares": int(quantity), "side": side},
+                            subject=stock.spelled, key=stock.key, quantity=quantity)))
     ordered = [step for _, step in sorted(placed, key=lambda pair: pair[0])]
     return tuple(_link_dependencies(ordered))
 
@@ -318,6 +340,22 @@ def _holdings(text: str, stocks: list[_Mention]) -> list[tuple[int, _Mention, st
         if stock is not None and all((stock.key, quantity) != (s.key, q) for _, s, q in holdings):
             holdings.append((found.start(), stock, quantity))
     return holdings
+
+
+def _orders(text: str, stocks: list[_Mention]) -> list[tuple[int, _Mention, str, str]]:
+    """``(position, stock, quantity, side)`` for every "买 N 股" / "sell N shares" with a stock."""
+    orders = []
+    for found in _QUANTITY.finditer(text):
+        if any(s.start <= found.start() < s.end for s in stocks):
+            continue
+        sentence_start = max((i + 1 for i in range(found.start()) if text[i] in "。?!？！;；\n"), default=0)
+        sentence_end = next((i for i in range(found.end(), len(text)) if text[i] in "。?!？！;；\n"), len(text))
+        cues = list(_ORDER_CUE.finditer(text, sentence_start, found.start()))
+        stock = _stock_for_quantity(text, found.start(), stocks)
+        if cues and stock is not None and not _COST_QUESTION.search(text, sentence_start, sentence_end):
+            side = "sell" if cues[-1].group().casefold().startswith(_SELL_WORDS) else "buy"
+            orders.append((found.start(), stock, (found.group(1) or found.group(2)).replace(",", ""), side))
+    return orders
 
 
 def _stock_for_quantity(text: str, position: int, stocks: list[_Mention]) -> _Mention | None:

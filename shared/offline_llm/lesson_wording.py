@@ -11,7 +11,8 @@ coupling is visible and a change of wording in a lesson has one place to be foll
   that starts with 请 (``RESULT_MESSAGE`` and the hardened loop's ``NUDGE_RESULT_MESSAGE``);
 - the loops' feedback on a reply they did not accept: the hardened loop's bad-answer message
   and the unknown-tool errors of both loops;
-- the tool-error prefix every tier uses (``shared.tool_functions.TOOL_ERROR``);
+- the tool-error prefix every tier uses (``shared.tool_functions.TOOL_ERROR``), and the message
+  every tier sends back when the user refuses a dangerous call (``REFUSED_MESSAGE``);
 - how a JSON-protocol prompt with *other* keys is recognised, so the model can say it only
   reads the article's protocol instead of guessing.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from shared.tool_functions import TOOL_ERROR
+from shared.tool_functions import REFUSED_MESSAGE, TOOL_ERROR
 
 # ---- 第二篇文章的 JSON 协议 ----
 # 识别：system prompt 里同时出现 "tool" 和 "args"（带引号，是 JSON 键名）
@@ -44,8 +45,9 @@ FOLLOW_UP_NUDGE = re.compile(r"\s*\n\s*请[^\n]*$")
 # （紧跟在模型回复之后、又听不出新请求），这些开头只是为了让"它是反馈"一眼可查
 FEEDBACK_OPENINGS = ("你的上一条回复不能作为最终答案", "错误：")
 
-# ---- 工具出错时的前缀 ----
+# ---- 工具出错时的前缀；用户拒绝危险操作时回给模型的话 ----
 TOOL_ERROR_PREFIX = TOOL_ERROR.format(reason="")          # "工具执行出错: "
+__all__ = ["REFUSED_MESSAGE"]                              # 各层原样回填的拒绝语（shared/tool_functions.py）
 
 
 def is_feedback_wording(text: str) -> bool:

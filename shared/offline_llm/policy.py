@@ -54,6 +54,11 @@ The request's parameters bend these rules the way they bend a real model:
 - ``n``: that many choices, each with its own seeded draw (identical at temperature 0);
 - ``parallel_tool_calls: false``: never more than one call per round (rule 5 off).
 
+An order (``帮我买 100 股腾讯``) is one more step, ``place_order``; a human's refusal counts as
+its result: the model answers that nothing was ordered and never asks again. The 50-line
+loop (the article's code) appends only the refusal, not the model's own call, so a refusal
+found anywhere after the question also counts (:func:`_with_refusals`).
+
 Temperature 0 (or absent) therefore always gives the serial chain, one call per round:
 get_current_time({}) -> get_stock_price({"symbol": "腾讯"}) -> calculate({"expression":
 "385.6 * 100"}) -> "...385.6 × 100 = 38,560 港元。".
@@ -66,19 +71,20 @@ answers are identical for the same observed results.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shared.calculator import format_number
 from shared.offline_llm.actions import caveats_for, find_actions, without_clauses
 from shared.offline_llm.answer import (CAPABILITY_SENTENCE, ONLY_ARTICLE_PROTOCOL, SMALL_TALK_REPLIES, action_sentence,
                                        final_answer, no_memory_sentence, plain_number)
 from shared.offline_llm.completion import build_completion
-from shared.offline_llm.conversation import FUNCTION_CALLING, Conversation, read_conversation, system_text
+from shared.offline_llm.conversation import (FUNCTION_CALLING, Conversation, Observation, message_text,
+                                             read_conversation, system_text)
 from shared.offline_llm.decision import Decision, ToolCall
 from shared.offline_llm.faults import FaultContext, apply_faults, check_fault_modes
-from shared.offline_llm.intents import (ARITHMETIC, HOLDING, PRICE, WEATHER, follow_up_subject, make_plan, normalize,
-                                        small_talk)
-from shared.offline_llm.lesson_wording import renamed_protocol_keys
+from shared.offline_llm.intents import (ARITHMETIC, HOLDING, ORDER, PRICE, WEATHER, follow_up_subject, make_plan,
+                                        normalize, small_talk)
+from shared.offline_llm.lesson_wording import REFUSED_MESSAGE, renamed_protocol_keys
 from shared.offline_llm.memory import remembered_price
 from shared.offline_llm.progress import Progress, parse_price, track_progress
 from shared.offline_llm.sampling import chooses_parallel, derived_rng, seed_material, temperature_of
@@ -150,7 +156,8 @@ def _read(request: dict, conversation: Conversation) -> _Reading:
     actions = [m for m in find_actions(text) if m.action.tool not in offered]
     plan = make_plan(without_clauses(text, actions))
     unserved = tuple(action_sentence(m.action.task, m.action.tool, offered) for m in actions)
-    return _Reading(text, plan, track_progress(plan, conversation.observations, offered), unserved, mode, forced)
+    progress = _with_refusals(track_progress(plan, conversation.observations, offered), request, conversation)
+    return _Reading(text, plan, progress, unserved, mode, forced)
 
 
 def _decide(request: dict, conversation: Conversation, reading: _Reading, material: str) -> Decision:
@@ -267,3 +274,14 @@ def _as_number(text: str) -> float | None:
         return float(text.strip().replace(",", ""))
     except ValueError:
         return None
+
+def _with_refusals(progress: Progress, request: dict, conversation: Conversation) -> Progress:
+    """An order step not observed, but refused by the human somewhere after the question, is done."""
+    messages = (request.get("messages") or [])[conversation.question_index + 1:]
+    said = [message_text(m) for m in messages if isinstance(m, dict) and m.get("role") in ("user", "tool")]
+    observed = list(progress.observed)
+    for index, step in enumerate(progress.plan):
+        refusal = REFUSED_MESSAGE.format(tool_name=step.tool)
+        if step.kind == ORDER and observed[index] is None and any(refusal in text for text in said):
+            observed[index] = Observation(step.tool, dict(step.args or {}), refusal)
+    return replace(progress, observed=tuple(observed))

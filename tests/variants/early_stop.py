@@ -4,5 +4,5 @@ from __future__ import annotations
 from stage3_pure_loop.agent import run_agent as pure_loop
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm):
-    return pure_loop(user_input, max_steps - 1, llm=llm)
+def run_agent(user_input: str, max_steps: int = 10, *, llm, **controls):
+    return pure_loop(user_input, max_steps - 1, llm=llm, **controls)

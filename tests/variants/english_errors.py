@@ -22,7 +22,7 @@ def _execute(call: dict) -> ToolMessage:
     return ToolMessage(content=output, tool_call_id=call["id"], name=call["name"])
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm):
+def run_agent(user_input: str, max_steps: int = 10, *, llm, **controls):   # 审批、串行：这个变体不涉及
     model = llm.bind_tools(TOOLS)
     messages = [SystemMessage(content=SYSTEM_PROMPT), HumanMessage(content=user_input)]
     for _ in range(max_steps):

@@ -25,5 +25,5 @@ def _reverse(message: AIMessage) -> AIMessage:
     return message.model_copy(update={"tool_calls": list(reversed(message.tool_calls))})
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm):
-    return pure_loop(user_input, max_steps, llm=_ReversingModel(llm))
+def run_agent(user_input: str, max_steps: int = 10, *, llm, **controls):
+    return pure_loop(user_input, max_steps, llm=_ReversingModel(llm), **controls)
