@@ -10,8 +10,17 @@
     工具 schema 下发给模型        <==>  它内部的 model.bind_tools(TOOLS)（与 create_react_agent 发出的请求逐字节相同）
     系统提示词                    <==>  system_prompt=SYSTEM_PROMPT（create_react_agent 叫 prompt=）
     执行工具、错误回给模型        <==>  它自己建的 ToolNode + 下面的 same_error_text（wrap_tool_call middleware）
-    步数上限（max_steps）         <==>  ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end")
+    步数上限（max_steps）         <==>  after_model middleware stop_at_the_budget（见下）
     app.invoke({"messages": ...}) <==>  run_agent(user_input)
+
+第三篇 §7 的可控性，全用 middleware（框架今天给的接口），和其他实现同一个含义：
+    人工确认   HumanInTheLoopMiddleware(interrupt_on={"place_order": ...}) + checkpointer：模型要调危险工具时
+               图暂停（interrupt），run_agent 问过人再 Command(resume={"decisions": [...]}) 恢复。拒绝用
+               "respond" 决定：人替工具回一句话，正是各层同一句「用户拒绝了 place_order 操作。请尝试替代方案。」
+               （"reject" 决定会换成库自己的英文句子）
+    强制串行   after_model middleware hold_back_extra：模型回复之后只留第一个调用待执行，其余各回一句"未执行"
+               （create_agent 的路由只把还没有结果的调用送进工具节点）
+    步数上限   after_model middleware stop_at_the_budget：第 max_steps 次模型调用之后，它要的工具不执行，直接结束
 
 它的默认行为和 create_react_agent 不一样，三处都会让第 1 阶段的写法在这里失效
 （版本：langchain 1.5.2、langgraph 1.2.24、langgraph-prebuilt 1.1.3；测试
@@ -34,14 +43,14 @@ tests/test_create_agent.py 通过公开行为逐条检查，库一变测试先�
    ``.with_config(config)``（langchain 1.2.14 起；更早的版本用 langgraph 的默认值，1.2.x 是 10007）。
    9_999 个超步，约等于"没有上限"。
 
-所以这里用两个 middleware 让它和其他实现说同一种话：
+所以这里用 middleware 让它和其他实现说同一种话：
 
     旋钮                                           管什么
     ----------------------------------------------------------------------------------------
-    ModelCallLimitMiddleware(run_limit=max_steps,  --max-steps 的含义：最多调 max_steps 次模型。第 max_steps+1 次
-        exit_behavior="end")                       调模型之前结束，追加一条 AI 消息 "Model call limits exceeded: ..."
-                                                   （运行记录把它记为 status max_steps，见 shared/harness/run_record.py）。
-                                                   exit_behavior="error" 则抛 ModelCallLimitExceededError。
+    stop_at_the_budget（after_model，可跳到 end）  --max-steps 的含义：最多调 max_steps 次模型，最后一次要的工具不执行。
+                                                   库自带的 ModelCallLimitMiddleware(run_limit=N, exit_behavior="end")
+                                                   管的是"第 N+1 次调模型之前结束"：第 N 次要的工具照样执行，和
+                                                   其他实现的含义差一轮（middleware_demo model_call_limit 演示它）。
     recursion_limit（不传，即 9_999）              图的超步数，兜底的安全网。不能照搬第 1、2 阶段的
                                                    2 * max_steps：每个 middleware 的钩子都是图里的一个节点，
                                                    一轮不止两个超步，2 * max_steps 会在用完 max_steps 次模型调用
@@ -64,21 +73,25 @@ tests/test_create_agent.py 通过公开行为逐条检查，库一变测试先�
     修复 1：非法 JSON                    （不需要：function calling 的参数由 API 的 tool_calls 字段传递）
     修复 5：非确定性 / 校验最终答案      未演示（可用 after_model / wrap_model_call 自己写）
 
-本文件不包含：人工审批（HumanInTheLoopMiddleware 需要 checkpointer 和 thread_id，见 middleware_demo）、
-记忆/checkpointer、流式输出、结构化输出（response_format）。
+本文件不包含：跨会话记忆（checkpointer 在这里只用来暂停和恢复一次运行）、流式输出、
+结构化输出（response_format）。
 """
 from __future__ import annotations
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import ModelCallLimitMiddleware, wrap_tool_call
+from langchain.agents.middleware import HumanInTheLoopMiddleware, after_model, wrap_tool_call
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
 
 from shared.harness.implementation import About
 from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
-from shared.tools import TOOLS, format_tool_error, lookup_tool
+from shared.approval import Approver, default_approver
+from shared.tool_functions import DANGEROUS_TOOLS, REFUSED_MESSAGE
+from shared.tools import TOOLS, format_tool_error, hold_back_extra_calls, lookup_tool
 
 
 @wrap_tool_call
@@ -101,26 +114,55 @@ def same_error_text(request, handler):
                            name=call["name"], status="error")
 
 
-def build_agent(llm: BaseChatModel, max_steps: int):
-    """create_agent 加两个 middleware：步数的含义、错误的文本和其他实现一致（见模块 docstring 的表）。"""
+def hold_back_extra(max_steps: int, serial: bool):
+    """两个 after_model middleware：强制串行与步数上限（模型回复之后、工具之前）。"""
+
+    @after_model
+    def hold_back_extra_calls_(state, runtime):
+        last = state["messages"][-1]
+        if not serial or len(getattr(last, "tool_calls", None) or []) < 2:
+            return None
+        _, held_back = hold_back_extra_calls(last.tool_calls)
+        return {"messages": held_back}          # 其余调用各有了"结果"：路由只把第一个送进工具节点
+
+    @after_model(can_jump_to=["end"])
+    def stop_at_the_budget(state, runtime):
+        model_calls = sum(isinstance(m, AIMessage) for m in state["messages"])
+        if model_calls >= max_steps and getattr(state["messages"][-1], "tool_calls", None):
+            return {"jump_to": "end"}           # 最后一次模型调用要的工具：结果已经没有模型会读了
+        return None
+
+    # after_model 钩子按列表的倒序执行：先看步数（不执行就不必问人、不必串行），再串行，再人工审批
+    return [hold_back_extra_calls_, stop_at_the_budget]
+
+
+def build_agent(llm: BaseChatModel, max_steps: int, *, serial: bool = False):
+    """create_agent 加 middleware：审批、串行、步数、错误文本都和其他实现同一个含义（见模块 docstring）。"""
+    approval = HumanInTheLoopMiddleware(
+        interrupt_on={name: {"allowed_decisions": ["approve", "respond"]} for name in DANGEROUS_TOOLS})
     return create_agent(
         llm, TOOLS, system_prompt=SYSTEM_PROMPT,
-        middleware=[
-            # 想加人工审批：再加一个 HumanInTheLoopMiddleware(interrupt_on={...})，并给
-            # create_agent 传 checkpointer（见 middleware_demo.py 的 human_in_the_loop）
-            ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"),
-            same_error_text,
-        ],
+        middleware=[approval, *hold_back_extra(max_steps, serial), same_error_text],
+        checkpointer=InMemorySaver(),          # interrupt 暂停时把状态存下来，恢复时从这里接着走
     )
 
 
-def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None) -> list[BaseMessage]:
-    """invoke 一次，拿回完整的 messages 历史。没给 llm 就用配置的模型。
+def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None,
+              approve: Approver | None = None, serial: bool = False) -> list[BaseMessage]:
+    """invoke 一次；每次因危险调用暂停，就问过人再恢复。返回完整的 messages 历史。
 
-    不传 recursion_limit：步数由 ModelCallLimitMiddleware 管，create_agent 自带的 9_999 只是安全网。
+    不传 recursion_limit：步数由 stop_at_the_budget 管，create_agent 自带的 9_999 只是安全网。
     """
-    app = build_agent(llm or chat_model(), max_steps)
-    result = app.invoke({"messages": [HumanMessage(content=user_input)]})
+    approve = approve or default_approver()      # 没给审批人：终端上问人，否则一律拒绝
+    app = build_agent(llm or chat_model(), max_steps, serial=serial)
+    config = {"configurable": {"thread_id": "run"}}
+    result = app.invoke({"messages": [HumanMessage(content=user_input)]}, config)
+    while result.get("__interrupt__"):             # 【人工确认】图停在危险调用之前
+        requests = result["__interrupt__"][0].value["action_requests"]
+        decisions = [{"type": "approve"} if approve(r["name"], r["args"])
+                     else {"type": "respond", "message": REFUSED_MESSAGE.format(tool_name=r["name"])}
+                     for r in requests]
+        result = app.invoke(Command(resume={"decisions": decisions}), config)
     return result["messages"]
 
 
@@ -128,8 +170,7 @@ def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None
 ABOUT = About(
     name="create_agent", tier="黑盒（今天的 API）：langchain.agents.create_agent + middleware",
     command="python -m stage1_prebuilt.create_agent",
-    step_limit="ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior='end')：第 max_steps+1 次"
-               "调模型之前结束，回一条 'Model call limits exceeded' 的 AI 消息")
+    step_limit="after_model 的 stop_at_the_budget：第 max_steps 次模型调用要的工具不执行，跳到 end")
 
 
 if __name__ == "__main__":

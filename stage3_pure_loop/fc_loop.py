@@ -37,7 +37,8 @@ from shared import llm
 from shared.harness.implementation import About, Sdk
 from shared.harness.run_record import ERR_INVALID_TOOL_CALL, LoopResult, Status
 from shared.prompts import SYSTEM_PROMPT
-from shared.tool_functions import FUNCTIONS, format_tool_error
+from shared.approval import Approver, default_approver, needs_approval
+from shared.tool_functions import FUNCTIONS, REFUSED_MESSAGE, SERIAL_HELD_BACK, format_tool_error
 from shared.tool_schemas import OPENAI_TOOLS, validated_arguments
 
 if TYPE_CHECKING:                     # 只为类型标注；运行时不需要先 import openai
@@ -55,9 +56,10 @@ def run_tool_call(name: str, args: dict) -> str:
 
 def run_agent(user_input: str, max_steps: int = 10, *, client: OpenAI | None = None,
               model: str | None = None, temperature: float = 0.0, seed: int | None = None,
-              serial: bool = False) -> LoopResult:
-    """原生 SDK 的 ReAct loop。``serial``：每轮最多一个工具调用（``parallel_tool_calls=False``）。"""
+              approve: Approver | None = None, serial: bool = False) -> LoopResult:
+    """原生 SDK 的 ReAct loop。``serial``：每轮最多执行一个工具调用（并发 ``parallel_tool_calls=False``）。"""
     client, model = client or llm.openai_client(), model or llm.model_name()   # 没给：用配置的端点
+    approve = approve or default_approver()      # 没给审批人：终端上问人，否则一律拒绝
     extra = {} if seed is None else {"seed": seed}          # 不传 seed 就别发 "seed": null
     if serial:
         extra["parallel_tool_calls"] = False
@@ -86,19 +88,35 @@ def run_agent(user_input: str, max_steps: int = 10, *, client: OpenAI | None = N
             {"id": tc.id, "type": "function",
              "function": {"name": tc.function.name, "arguments": tc.function.arguments}}
             for tc in message.tool_calls]})
-
-        # 【tools 节点】执行所有工具调用，结果（或错误）以 role "tool" 回填，靠 tool_call_id 对上号
-        round_ = []
+        calls = []
         for tc in message.tool_calls:
             try:
-                args = json.loads(tc.function.arguments)
+                calls.append({"id": tc.id, "name": tc.function.name, "args": json.loads(tc.function.arguments)})
             except json.JSONDecodeError as bad:
                 error = ERR_INVALID_TOOL_CALL.format(name=tc.function.name, args=tc.function.arguments, detail=bad)
                 return LoopResult(messages=messages, rounds=rounds, status=Status.ERROR, answer=None, error=error)
-            result = run_tool_call(tc.function.name, args)
-            round_.append({"name": tc.function.name, "args": args, "result": result})
-            messages.append({"role": "tool", "tool_call_id": tc.id, "content": result})
+        results: dict[str, str] = {}       # tool_call_id -> 回给模型的结果
+        round_ = [{"name": c["name"], "args": c["args"], "result": None} for c in calls]   # 结果稍后填
         rounds.append(round_)
+        # 【步数上限】这是最后一次模型调用：它要的工具不执行——结果已经没有模型会读了
+        if step == max_steps - 1:
+            break
+
+        # 【强制串行】只执行第一个调用，其余各回一句"未执行"（模型可能无视 parallel_tool_calls=False）
+        if serial:
+            results |= {c["id"]: SERIAL_HELD_BACK.format(tool_name=c["name"]) for c in calls[1:]}
+            calls = calls[:1]
+        # 【人工确认】危险调用先全部问完再执行任何一个；被拒绝的不执行，拒绝就是它的结果
+        refused = [c for c in calls if needs_approval(c["name"]) and not approve(c["name"], c["args"])]
+        results |= {c["id"]: REFUSED_MESSAGE.format(tool_name=c["name"]) for c in refused}
+        # 【tools 节点】执行其余工具调用，结果（或错误）以 role "tool" 回填，靠 tool_call_id 对上号
+        results |= {c["id"]: run_tool_call(c["name"], c["args"]) for c in calls if c not in refused}
+
+        # 回填的顺序和 pure_loop 一样：先"未执行"，再拒绝，再结果（线路上逐字节相同）
+        for call_id, result in results.items():
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+        for call, tc in zip(round_, message.tool_calls):
+            call["result"] = results.get(tc.id)
 
     # 步数耗尽仍未结束：最后一条不是回答 → status "max_steps"
     return LoopResult(messages=messages, rounds=rounds, status=Status.MAX_STEPS, answer=None)
@@ -107,7 +125,7 @@ def run_agent(user_input: str, max_steps: int = 10, *, client: OpenAI | None = N
 # ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----
 ABOUT = About(name="fc_loop", tier="零框架 function calling：openai SDK 的 tools=[...] 与 tool_calls（第二篇方向 1）",
               command="python -m stage3_pure_loop.fc_loop", sdk=Sdk.OPENAI,
-              step_limit="for step in range(max_steps) 循环结束")
+              step_limit="for step in range(max_steps) 的最后一步：模型要的工具不执行")
 
 
 if __name__ == "__main__":
