@@ -102,7 +102,8 @@ def pending_calls(messages: list[BaseMessage]) -> list[dict]:
 
 
 # 条件边上写的字：预置图的 tools_condition 返回的就是目标节点名，LangGraph 画图时便不标字，这里补上
-EDGE_LABELS = {"tools": "有 tool_calls", "__end__": "没有 tool_calls"}
+# 路由在 post_model_hook 之后：调用都已有结果（被拒绝、串行时未执行）就直接回到 agent
+EDGE_LABELS = {"tools": "有 tool_calls", "__end__": "没有 tool_calls", "agent": "调用都已有结果"}
 
 
 def mermaid() -> str:

@@ -52,7 +52,9 @@ def calls_forever(n: int = 40) -> StandIn:
 
 
 def ask(app, **config):
-    return app.invoke({"messages": [HumanMessage(content="一直算下去")]}, config or None)
+    # 这一课的 agent 带 checkpointer（人工审批要暂停、恢复），所以每次运行要一个 thread_id
+    return app.invoke({"messages": [HumanMessage(content="一直算下去")]},
+                      {"configurable": {"thread_id": "test"}, **config})
 
 
 @pytest.mark.parametrize("name", CHECKED)
@@ -90,10 +92,11 @@ def test_the_default_step_limit_is_9999():
     assert create_agent(StandIn(responses=[]), TOOLS).config["recursion_limit"] == 9_999
 
 
-def test_model_call_limit_is_the_step_budget_and_2_x_max_steps_is_too_small():
+def test_the_step_budget_middleware_and_2_x_max_steps_is_too_small():
     app = lesson.build_agent(calls_forever(), max_steps=3)
     messages = ask(app)["messages"]
     assert sum(1 for m in messages if m.type == "ai" and m.tool_calls) == 3
+    assert sum(1 for m in messages if m.type == "tool") == 2       # 第 3 次调用要的工具没有执行
     assert outcome_from_messages(messages)[0] == Status.MAX_STEPS
     # 第 1、2 阶段的换算不适用：middleware 的钩子也是图里的节点，一轮不止两个超步
     with pytest.raises(GraphRecursionError):

@@ -13,7 +13,8 @@ from shared.tool_functions import FUNCTIONS, run_tool
 from shared.tools import TOOLS
 from tests.support.offline import client, fixed_clock, server  # noqa: F401 (pytest fixtures)
 
-SCHEMAS = [convert_to_openai_tool(t) for t in TOOLS]
+# 四个不危险的工具：这里测的是"没有能下单的工具时"怎么说（有 place_order 时的行为见 tests/test_controls.py）
+SCHEMAS = [convert_to_openai_tool(t) for t in TOOLS if t.name != "place_order"]
 ORDER_TOOL = {"type": "function", "function": {"name": "place_order", "parameters": {"type": "object", "properties": {
     "symbol": {"type": "string"}, "shares": {"type": "integer"}, "side": {"type": "string"}}}}}
 

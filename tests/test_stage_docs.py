@@ -10,11 +10,12 @@ from stage1_prebuilt.agent import mermaid as prebuilt_graph
 from stage2_stategraph.agent import mermaid as stategraph_graph
 
 
-@pytest.mark.parametrize("draw", [prebuilt_graph, stategraph_graph])
-def test_both_graphs_label_the_conditional_edge(draw):
+# 第 1 阶段的路由长在 post_model_hook 之后（强制串行、审批拒绝的钩子），第 2 阶段长在 agent 之后
+@pytest.mark.parametrize("draw, router", [(prebuilt_graph, "post_model_hook"), (stategraph_graph, "agent")])
+def test_both_graphs_label_the_conditional_edge(draw, router):
     drawn = draw()
-    assert "agent -. &nbsp;有 tool_calls&nbsp; .-> tools;" in drawn
-    assert "agent -. &nbsp;没有 tool_calls&nbsp; .-> __end__;" in drawn
+    assert f"{router} -. &nbsp;有 tool_calls&nbsp; .-> tools;" in drawn
+    assert f"{router} -. &nbsp;没有 tool_calls&nbsp; .-> __end__;" in drawn
     assert "tools --> agent;" in drawn
 
 

@@ -15,7 +15,7 @@ the final answer from what the tools actually returned, step by step in the orde
 - an action no offered tool can do (``actions.py``), a follow-up that needs an earlier
   turn, a JSON protocol with other keys: said so, with what to do instead;
 - order: the tool's result relayed (``已下单：…`` or its error); refused: said so, no order;
-  ``place_order`` not offered: no tool here can place an order, said plainly.
+  ``place_order`` not offered: declined by the actions table (``actions.py``) like any action.
 
 Left out: deciding when to answer (``policy.py``).
 """
@@ -79,7 +79,6 @@ _TASKS = {
 }
 
 ORDER_REFUSED = "没有下单：你拒绝了{side} {quantity} 股{stock}的操作。"
-ORDER_NO_TOOL = "没有可以下单的工具（这次请求没有提供 place_order），所以没有{side} {quantity} 股{stock}；需要的话请在交易软件里自己操作。"
 
 _SENTENCE_END = "。！？.!?"
 
@@ -95,6 +94,15 @@ def action_sentence(task: str, tool: str, offered: tuple[str, ...]) -> str:
     if not offered:
         return ACTION_NO_TOOLS.format(task=task, tool=tool)
     return ACTION_NOT_OFFERED.format(task=task, tool=tool, offered="、".join(offered))
+
+
+UNCLEAR_ACTION = ("我能用 {tool} {task}，但没听懂具体要做什么：请说清楚买还是卖、多少股、哪只股票"
+                  "（比如「帮我买 100 股腾讯」「卖出 10 股苹果」）。我不会替你猜数量。")
+
+
+def unclear_action_sentence(task: str, tool: str) -> str:
+    """An action an offered tool could do, asked for without what the tool needs (清仓: how many?)."""
+    return UNCLEAR_ACTION.format(task=task, tool=tool)
 
 
 def no_memory_sentence(question: str, name: str) -> str:
@@ -170,7 +178,7 @@ def _order(progress: Progress, index: int) -> str:
     words = {"side": SIDES.get((step.args or {}).get("side"), ""), "quantity": step.quantity,
              "stock": _spaced(step.subject)}
     if observation is None:
-        return ORDER_NO_TOOL.format(**words) if not progress.is_callable(index) else _not_done(step)
+        return _not_done(step)      # 没有 place_order 的请求到不了这里：actions.py 先把那句话如实拒绝了
     result = observation.result.strip()
     if result == REFUSED_MESSAGE.format(tool_name=observation.name):
         return ORDER_REFUSED.format(**words)

@@ -87,7 +87,7 @@ _STOCK_WORD = re.compile(r"股价|股票|股份")
 _QUANTITY = re.compile(r"(\d[\d,]*)\s*股(?![价票份])|(\d[\d,]*)\s*shares?\b", re.IGNORECASE)
 # "100 股特斯拉值多少"：股数后面直接跟着的名字
 _NAME_AFTER_SHARES = re.compile(
-    r"\d[\d,]*\s*股\s*(?!市值|值|要|需要|多少|一共|总共|花|是|的)([\u4e00-\u9fff]{2,6}?)"
+    r"\d[\d,]*\s*股\s*(?!市值|值|要|需要|多少|一共|总共|花|是|的|卖|买|抛)([\u4e00-\u9fff]{2,6}?)"
     r"(?=的|市值|值|要|需要|多少|一共|总共|花|是|$|[,.?!;。，？！；\s])")
 
 # 下单：买/卖的说法（在股数之前，同一句里），以及"问了价格"的说法（下单时只在问了价格才先查价）
@@ -351,6 +351,9 @@ def _orders(text: str, stocks: list[_Mention]) -> list[tuple[int, _Mention, str,
         sentence_start = max((i + 1 for i in range(found.start()) if text[i] in "。?!？！;；\n"), default=0)
         sentence_end = next((i for i in range(found.end(), len(text)) if text[i] in "。?!？！;；\n"), len(text))
         cues = list(_ORDER_CUE.finditer(text, sentence_start, found.start()))
+        # "把 10 股卖掉"：买卖的词紧跟在股数后面
+        cues += [c for c in [_ORDER_CUE.match(text, found.end() + len(text[found.end():]) - len(text[found.end():].lstrip()))]
+                 if c is not None and c.start() < sentence_end]
         stock = _stock_for_quantity(text, found.start(), stocks)
         if cues and stock is not None and not _COST_QUESTION.search(text, sentence_start, sentence_end):
             side = "sell" if cues[-1].group().casefold().startswith(_SELL_WORDS) else "buy"

@@ -76,7 +76,8 @@ from dataclasses import dataclass, replace
 from shared.calculator import format_number
 from shared.offline_llm.actions import caveats_for, find_actions, without_clauses
 from shared.offline_llm.answer import (CAPABILITY_SENTENCE, ONLY_ARTICLE_PROTOCOL, SMALL_TALK_REPLIES, action_sentence,
-                                       final_answer, no_memory_sentence, plain_number)
+                                       final_answer, no_memory_sentence, plain_number,
+                                       unclear_action_sentence)
 from shared.offline_llm.completion import build_completion
 from shared.offline_llm.conversation import (FUNCTION_CALLING, Conversation, Observation, message_text,
                                              read_conversation, system_text)
@@ -153,9 +154,14 @@ def _read(request: dict, conversation: Conversation) -> _Reading:
     offered = () if mode == "none" else conversation.offered_tools
     text = normalize(conversation.question)
     # 规则 1：办不到的动作（订机票、卖股票…），它所在的子句不再参与规划
-    actions = [m for m in find_actions(text) if m.action.tool not in offered]
+    matched = find_actions(text)
+    actions = [m for m in matched if m.action.tool not in offered]
     plan = make_plan(without_clauses(text, actions))
     unserved = tuple(action_sentence(m.action.task, m.action.tool, offered) for m in actions)
+    # 工具给了，却没听懂要做什么（"帮我把茅台清仓"：卖多少股？）：如实说缺什么，不去猜
+    planned_tools = {step.tool for step in plan}
+    unserved += tuple(dict.fromkeys(unclear_action_sentence(m.action.task, m.action.tool) for m in matched
+                                    if m.action.tool in offered and m.action.tool not in planned_tools))
     progress = _with_refusals(track_progress(plan, conversation.observations, offered), request, conversation)
     return _Reading(text, plan, progress, unserved, mode, forced)
 
