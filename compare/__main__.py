@@ -26,7 +26,6 @@ Left out: the comparison rules (``compare.matching`` / ``compare.verdicts``), th
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from compare.report_files import write_reports
 from compare.suite import DEFAULT_SUITE, SuiteError, SuitePrompt, ad_hoc, load_suite
 from compare.sweep import RESULTS_FILE, Job, ResultsFile, ResumeError, plan_jobs, record_key, run_sweep
 from shared import approval
-from shared.harness.arguments import OneLineParser, positive_int
+from shared.harness.arguments import OneLineParser, is_temperature, positive_int
 from shared.harness.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
 from shared.harness import human
 from shared.harness.endpoint import open_endpoint
@@ -167,7 +166,7 @@ def _temperature(text: str) -> float:
         value = float(text)
     except ValueError:
         raise UsageError(ERR_TEMPERATURE.format(value=text)) from None
-    if not math.isfinite(value) or not 0 <= value <= 2:
+    if not is_temperature(value):
         raise UsageError(ERR_TEMPERATURE.format(value=text))
     return value
 

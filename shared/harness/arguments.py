@@ -6,7 +6,10 @@ prints the usage block *and* the error; :class:`OneLineParser` prints only the e
 from __future__ import annotations
 
 import argparse
+import math
 
+# 采样温度的合法范围：OpenAI Chat Completions 的约定，命令行、环境变量和离线服务器都用这一个
+TEMPERATURE_RANGE = (0.0, 2.0)
 ERR_LINE = "{prog}: 错误: {message}（--help 查看用法）\n"
 ERR_POSITIVE = "应是正整数，收到 {value!r}"
 
@@ -27,3 +30,9 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(ERR_POSITIVE.format(value=text))
     return value
+
+
+def is_temperature(value: float) -> bool:
+    """A finite number within :data:`TEMPERATURE_RANGE`."""
+    low, high = TEMPERATURE_RANGE
+    return math.isfinite(value) and low <= value <= high

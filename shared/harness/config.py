@@ -23,6 +23,8 @@ from urllib.parse import urlparse
 
 from dotenv import dotenv_values
 
+from shared.harness.arguments import TEMPERATURE_RANGE
+
 OFFLINE_MODEL = "offline"
 # 可复现的"现在"：compare、README 的 failure-mode 表和测试在没有设置 AGENT_CLOCK 时都用它，
 # 这样几个实现查到的时间相同，trace 才能逐字比较。
@@ -103,7 +105,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: Path | None =
         base_url=_base_url(get("LLM_BASE_URL")),
         api_key=_api_key(get("LLM_API_KEY")),
         model=get("LLM_MODEL") or OFFLINE_MODEL,
-        temperature=_number("LLM_TEMPERATURE", get("LLM_TEMPERATURE"), 0.0, low=0, high=2),
+        temperature=_number("LLM_TEMPERATURE", get("LLM_TEMPERATURE"), 0.0, low=TEMPERATURE_RANGE[0], high=TEMPERATURE_RANGE[1]),
         offline_faults=_faults(get("OFFLINE_LLM_FAULTS")),
         offline_seed=_integer("OFFLINE_LLM_SEED", get("OFFLINE_LLM_SEED")),
         offline_latency_ms=_integer("OFFLINE_LLM_LATENCY_MS", get("OFFLINE_LLM_LATENCY_MS"), high=MAX_LATENCY_MS) or 0,
@@ -216,7 +218,7 @@ def _clock(value: str | None) -> str | None:
 
 # 命令行参数覆盖变量时，用同样的检查，但错误信息点名用户真正写下的那个参数
 _OVERRIDE_CHECKS = {
-    "temperature": lambda v: _number("--temperature", v, 0.0, low=0, high=2),
+    "temperature": lambda v: _number("--temperature", v, 0.0, low=TEMPERATURE_RANGE[0], high=TEMPERATURE_RANGE[1]),
     "timeout": lambda v: _number("LLM_TIMEOUT", v, 60.0, low=0.001, high=3600),
     "offline_faults": lambda v: _faults(v if isinstance(v, str) else ",".join(v), variable="--faults"),
 }

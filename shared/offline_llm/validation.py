@@ -32,6 +32,7 @@ import json
 import math
 import re
 
+from shared.harness.arguments import TEMPERATURE_RANGE
 from shared.offline_llm.history import history_problem
 
 INVALID_REQUEST = "invalid_request_error"
@@ -213,7 +214,7 @@ def _integer(low: int, high: int | None = None):
 
 _SCALARS = {
     "model": (lambda v: isinstance(v, str), "a string"),
-    "temperature": _number(0, 2),
+    "temperature": _number(*TEMPERATURE_RANGE),
     "top_p": _number(0, 1),
     "frequency_penalty": _number(-2, 2),
     "presence_penalty": _number(-2, 2),
