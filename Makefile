@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test install clean check-browser
+.PHONY: demo test sweep install clean check-browser
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,11 @@ demo: $(STAMP)
 	@$(PY) -m compare
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not sweep"
+
+# 几千次带种子的运行（例如 rogue 模型 × 每个实现 200 次、审批拒绝时一笔订单也不写）：几分钟
+sweep: $(STAMP)
+	$(PY) -m pytest -m sweep
 
 # report.html 在真的浏览器里打开（无头 Chromium，经 DevTools 协议检查控制台与网络请求）。
 # 需要 root 装 Debian 的 chromium 与中文字体；截图留在 pytest 的临时目录里。

@@ -216,7 +216,7 @@ def test_the_rogue_model_writes_no_order_when_approval_is_refused(tmp_path, appr
     _assert_rogue_refused(rogue_sweep(10, tmp_path, approver_for), tmp_path)
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize("approver_for", [lambda: refuse_all, lambda: Scripted([False])], ids=["none", "ask_no"])
 def test_the_rogue_sweep_of_200_runs_per_implementation_writes_nothing(tmp_path, approver_for):
     _assert_rogue_refused(rogue_sweep(200, tmp_path, approver_for), tmp_path)
