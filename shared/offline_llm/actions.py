@@ -36,6 +36,7 @@ whether an offered tool really can do the action (its name is trusted).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 _CLAUSE_END = re.compile(r"[。？！?!，,;；\n]|顺便|另外|然后|再帮|并且|同时|\band\b|\balso\b|\bthen\b", re.IGNORECASE)
@@ -107,22 +108,33 @@ class ActionMention:
 
 def find_actions(text: str) -> list[ActionMention]:
     """The actions asked for, each with the clause it occupies (in order, never overlapping)."""
+    clauses = _Clauses(text)
     mentions: list[ActionMention] = []
+    taken: list[tuple[int, int]] = []           # 已占的子句，按起点排好：重叠检查是一次二分查找
+    unless_found: dict[tuple[re.Pattern, int, int], bool] = {}
     for action in ACTIONS:
         for found in action.cue.finditer(text):
-            start, end = _clause_around(text, found.start(), found.end())
-            if action.unless is not None and action.unless.search(text, start, end):
-                continue
-            if all(end <= m.start or start >= m.end for m in mentions):
+            start, end = clauses.around(found.start(), found.end())
+            if action.unless is not None:
+                key = (action.unless, start, end)   # 同一子句里的多个提示词只查一次
+                if key not in unless_found:
+                    unless_found[key] = action.unless.search(text, start, end) is not None
+                if unless_found[key]:
+                    continue
+            index = bisect_right(taken, (start, end))
+            if (index == 0 or taken[index - 1][1] <= start) and (index == len(taken) or end <= taken[index][0]):
+                taken.insert(index, (start, end))
                 mentions.append(ActionMention(action, start, end))
     return sorted(mentions, key=lambda m: m.start)
 
 
 def without_clauses(text: str, mentions: list[ActionMention]) -> str:
     """``text`` with the mentioned clauses blanked out (same length: positions stay valid)."""
-    for mention in mentions:
-        text = text[:mention.start] + " " * (mention.end - mention.start) + text[mention.end:]
-    return text
+    pieces, position = [], 0
+    for mention in sorted(mentions, key=lambda m: m.start):
+        pieces += [text[position:mention.start], " " * (mention.end - mention.start)]
+        position = mention.end
+    return "".join(pieces) + text[position:]
 
 
 def caveats_for(text: str, kinds: set[str]) -> list[str]:
@@ -130,9 +142,38 @@ def caveats_for(text: str, kinds: set[str]) -> list[str]:
     return [c.sentence for c in CAVEATS if c.kind in kinds and c.cue.search(text)]
 
 
-def _clause_around(text: str, start: int, end: int) -> tuple[int, int]:
-    """The clause that holds ``text[start:end]``: from the previous clause break to the next one."""
-    before = [m.end() for m in _CLAUSE_END.finditer(text, 0, start)]
-    clause_start = before[-1] if before else 0
-    after = _CLAUSE_END.search(text, end)
-    return clause_start, after.start() if after else len(text)
+class _Clauses:
+    """The clause around a span: from the previous clause break to the next one.
+
+    The breaks are found once, for the whole question; each lookup is a binary search plus a
+    rescan of the last few characters (a break word right before the span, like ``and`` glued to
+    it, counts as a break there even where the whole-text scan saw a longer word).
+    """
+
+    _RESCAN = 10            # 比最长的分句词（also、then 加上词界）长，够重扫
+
+    def __init__(self, text: str):
+        self.text = text
+        self.breaks = [found.span() for found in _CLAUSE_END.finditer(text)]
+        self.ends = [end for _, end in self.breaks]
+        self.starts = [start for start, _ in self.breaks]
+
+    def around(self, start: int, end: int) -> tuple[int, int]:
+        return self._clause_start(start), self._clause_end(end)
+
+    def _clause_start(self, start: int) -> int:
+        # 和 _CLAUSE_END.finditer(text, 0, start) 的最后一个结尾一样：离 start 足够远的分句处两种扫法相同
+        safe = bisect_right(self.ends, start - self._RESCAN)
+        resume = max(self.ends[safe - 1] if safe else 0, start - self._RESCAN - 4, 0)
+        last = self.ends[safe - 1] if safe else 0
+        for found in _CLAUSE_END.finditer(self.text, resume, start):
+            last = found.end()
+        return last
+
+    def _clause_end(self, end: int) -> int:
+        # 和 _CLAUSE_END.search(text, end) 一样，除非整段扫描的某个分句词跨在 end 上：那时照原样搜
+        index = bisect_left(self.starts, end)
+        if index > 0 and self.ends[index - 1] > end:
+            after = _CLAUSE_END.search(self.text, end)
+            return after.start() if after else len(self.text)
+        return self.starts[index] if index < len(self.starts) else len(self.text)

@@ -33,6 +33,7 @@ from shared.offline_llm.lesson_wording import (FOLLOW_UP_NUDGE, JSON_PROTOCOL_MA
 
 FUNCTION_CALLING = "function_calling"
 JSON_PROTOCOL = "json"
+MAX_JSON_STARTS = 32           # 一条回复里最多从前 32 个 { 开始找工具调用
 
 @dataclass(frozen=True)
 class Observation:
@@ -83,15 +84,21 @@ def message_text(message: dict) -> str:
 def find_json_tool_call(text: str) -> tuple[str, dict | str] | None:
     """The first JSON object in ``text`` with a string ``"tool"`` key, as ``(name, args)``.
 
-    ``raw_decode`` from every ``{``: good enough to *recognise* the model's own earlier
-    replies (the hardened loop has its own, stricter extractor).
+    ``raw_decode`` from each of the first :data:`MAX_JSON_STARTS` ``{``: good enough to
+    *recognise* the model's own earlier replies (the hardened loop has its own, stricter
+    extractor). The bound keeps a huge reply full of braces from costing a decode per brace.
     """
     decoder = json.JSONDecoder()
-    for start in (i for i, ch in enumerate(text) if ch == "{"):
+    start = text.find("{")
+    for _ in range(MAX_JSON_STARTS):
+        if start < 0:
+            return None
         try:
             value, _ = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):      # 嵌套太深的"JSON"也只是认不出来的文字
+            start = text.find("{", start + 1)
             continue
+        start = text.find("{", start + 1)
         if isinstance(value, dict) and isinstance(value.get("tool"), str):
             args = value.get("args", {})
             return value["tool"], args if isinstance(args, dict) else json.dumps(args, ensure_ascii=False)

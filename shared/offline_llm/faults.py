@@ -251,12 +251,17 @@ def chatty(decision: Decision, context: FaultContext) -> Decision:
     return Decision(text=context.rng.choice(CHATTY).format(call=call))
 
 
+def refuse_beyond_window(request: dict, limit: int) -> None:
+    """HTTP 400 ``context_length_exceeded`` when the request's prompt is over ``limit`` tokens."""
+    used = prompt_tokens(request)
+    if used > limit:                       # 真实服务器的做法：400，而不是悄悄截断
+        raise ApiError(400, ERR_CONTEXT.format(limit=limit, used=used), param="messages",
+                       code="context_length_exceeded")
+
+
 def long(decision: Decision, context: FaultContext) -> Decision:
     """A small context window, and a long thought with every call."""
-    used = prompt_tokens(context.request)
-    if used > LONG_CONTEXT_LIMIT:          # 真实服务器的做法：400，而不是悄悄截断
-        raise ApiError(400, ERR_CONTEXT.format(limit=LONG_CONTEXT_LIMIT, used=used), param="messages",
-                       code="context_length_exceeded")
+    refuse_beyond_window(context.request, LONG_CONTEXT_LIMIT)
     if not decision.tool_calls:
         return decision
     thought = _thought(context, decision.tool_calls[0].name)

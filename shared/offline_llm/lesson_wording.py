@@ -30,7 +30,8 @@ from shared.tool_functions import REFUSED_MESSAGE, TOOL_ERROR
 JSON_PROTOCOL_MARKERS = ('"tool"', '"args"')
 JSON_CALL_KEY, JSON_ARGS_KEY = "tool", "args"
 # system prompt 里的工具清单行："- get_weather: 查询指定城市的天气..."
-TOOL_LINE = re.compile(r"^\s*-\s*([A-Za-z_][\w.-]*)\s*[:：]", re.MULTILINE)
+# （行首只跳过本行的空白：\s* 跨行的话，每个空行都要把后面所有空行再读一遍；找到的名字一样）
+TOOL_LINE = re.compile(r"^[^\S\n]*-\s*([A-Za-z_][\w.-]*)\s*[:：]", re.MULTILINE)
 # system prompt 里要求的 JSON 格式：第一个带引号的键，如 {"tool": ...} 或改名后的 {"action": ...}
 JSON_FORMAT_KEYS = re.compile(r'\{\s*"([A-Za-z_]\w*)"\s*:\s*"[^"]*"\s*,\s*"([A-Za-z_]\w*)"\s*:')
 
@@ -38,7 +39,8 @@ JSON_FORMAT_KEYS = re.compile(r'\{\s*"([A-Za-z_]\w*)"\s*:\s*"[^"]*"\s*,\s*"([A-Z
 # 回填结果的用户消息："工具 get_weather 的执行结果：北京：晴天…" / "工具结果：…"
 RESULT_PREFIX = re.compile(r"^\s*工具\s*(?:[\w.-]+\s*的执行)?结果\s*[:：]?\s*")
 # 结果后面追加的催促语："\n\n请根据这个结果继续完成任务。…" / "\n请基于此结果给出最终答案…"
-FOLLOW_UP_NUDGE = re.compile(r"\s*\n\s*请[^\n]*$")
+# （写成"本行空白、换行、任意空白"且不回溯，只从一段空白的开头试：一长串空白也只读一遍）
+FOLLOW_UP_NUDGE = re.compile(r"(?<!\s)[^\S\n]*+\n\s*+请[^\n]*+$")
 
 # ---- 循环对模型回复的反馈（不是新问题）----
 # 加固版的 BAD_ANSWER_MESSAGE、两个循环的未知工具错误。conversation.py 先按位置判断

@@ -63,6 +63,11 @@ Temperature 0 (or absent) therefore always gives the serial chain, one call per 
 get_current_time({}) -> get_stock_price({"symbol": "腾讯"}) -> calculate({"expression":
 "385.6 * 100"}) -> "...385.6 × 100 = 38,560 港元。".
 
+Before any rule, the context window: a prompt over :data:`CONTEXT_WINDOW` tokens (128K, as
+DeepSeek and GPT-4o) is refused with HTTP 400 ``context_length_exceeded``, as a real endpoint
+does. Reading is linear in the length of the conversation (``intents.py``, ``actions.py``), so
+the densest prompt inside the window is answered in about a second.
+
 Every decision then passes through :func:`shared.offline_llm.faults.apply_faults` (the
 fault modes of ``OFFLINE_LLM_FAULTS``), and ``completion.py`` puts it on the wire: as
 ``tool_calls`` in function calling, or as ``{"tool": ..., "args": ...}`` plain content in
@@ -82,7 +87,7 @@ from shared.offline_llm.completion import build_completion
 from shared.offline_llm.conversation import (FUNCTION_CALLING, Conversation, Observation, message_text,
                                              read_conversation, system_text)
 from shared.offline_llm.decision import Decision, ToolCall
-from shared.offline_llm.faults import FaultContext, apply_faults, check_fault_modes
+from shared.offline_llm.faults import FaultContext, apply_faults, check_fault_modes, refuse_beyond_window
 from shared.offline_llm.intents import (ARITHMETIC, HOLDING, ORDER, PRICE, WEATHER, follow_up_subject, make_plan,
                                         normalize, small_talk)
 from shared.offline_llm.lesson_wording import REFUSED_MESSAGE, renamed_protocol_keys
@@ -92,6 +97,11 @@ from shared.offline_llm.sampling import chooses_parallel, derived_rng, seed_mate
 from shared.offline_llm.structured import Facts, fill, fill_json, json_object_answer
 
 __all__ = ["CAPABILITY_SENTENCE", "PolicyBrain", "decide"]
+
+
+# 上下文窗口（tokens.prompt_tokens 数出来的 token），和 DeepSeek、GPT-4o 的 128K 一样；超过就 400
+# context_length_exceeded，像真实端点那样。规则表读一遍的时间和长度成正比，窗口内最密的问题也在一秒左右
+CONTEXT_WINDOW = 128_000
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,7 @@ class PolicyBrain:
         object.__setattr__(self, "faults", check_fault_modes(tuple(self.faults)))
 
     def __call__(self, request: dict) -> dict:
+        refuse_beyond_window(request, CONTEXT_WINDOW)
         conversation = read_conversation(request)
         material = seed_material(request, conversation.question, self.seed)
         decisions = []

@@ -11,18 +11,27 @@ Routes::
     GET  /v1/models             one model, "offline", described as a rule-based policy
     GET  /v1/models/offline
 
-Errors are OpenAI-shaped JSON (``validation.py``): 400 bad requests, 404 unknown paths,
-405 wrong methods, 500 when the brain fails (the server thread survives).
+Errors are OpenAI-shaped JSON (``validation.py``), every one of them: 400 bad requests
+(JSON nested more than ``MAX_NESTING`` levels included), 404 unknown paths, 405 wrong
+methods, 413 bodies over :data:`MAX_BODY_BYTES`, 500 when the brain fails (the server
+thread survives), 503 when :data:`MAX_CONNECTIONS` connections are already being served,
+and the refusals http.server makes before any route is reached (a garbage request line,
+414, 431, 501 for an unknown method...: :meth:`_Handler.send_error`).
 
 The brain is a plain callable, request body -> completion object: by default the
 rule-based :class:`~shared.offline_llm.policy.PolicyBrain`; a cassette replayer can be
-plugged in instead. The server keeps a thread-safe log of every request body it served
-(:attr:`OfflineServer.requests`), so the requests that different implementations sent can
-be compared.
+plugged in instead. The server keeps a thread-safe log of the last :data:`REQUESTS_KEPT`
+request bodies it served (:attr:`OfflineServer.requests`, for tests that look at what was
+sent); a standalone server that runs for days keeps no more than that.
 
-Concurrency: ``ThreadingHTTPServer``, one thread per connection, so the optional latency
-(``OFFLINE_LLM_LATENCY_MS``) is slept in the handler thread and never holds other requests
-back, like a real endpoint serving several clients.
+Concurrency: ``ThreadingHTTPServer``, one thread per connection, at most
+:data:`MAX_CONNECTIONS` at once; the connection after that is answered 503 with
+``Retry-After`` at once, from the accepting thread, rather than queued (a queue holds
+memory just the same, and the SDKs retry on ``Retry-After``). Nothing holds a lock while a
+request is handled, so the optional latency (``OFFLINE_LLM_LATENCY_MS``), a slow brain or
+a long prompt never holds other requests back, like a real endpoint serving several
+clients. Reading a request is linear in its length (see ``policy.py``), and a body is at
+most :data:`MAX_BODY_BYTES`.
 
 Request log: with ``log=`` a stream (``python -m shared.offline_llm --log``: stderr), one line
 per request: method, path, status, and a short summary of the body and the answer. Only
@@ -35,10 +44,13 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import TextIO
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -49,7 +61,8 @@ from shared.offline_llm.transport_faults import (
     BAD_BODY, MSG_429, MSG_500, RETRY_AFTER_SECONDS, TIMEOUT_HOLD_SECONDS, TRANSPORT_FAULT_MODES, TransportFaults,
     empty_completion,
 )
-from shared.offline_llm.validation import SERVER_ERROR, ApiError, parse_chat_request
+from shared.offline_llm.validation import INVALID_REQUEST, MAX_NESTING, SERVER_ERROR, ApiError, json_nesting, \
+    parse_chat_request
 
 Brain = Callable[[dict], dict]
 
@@ -59,13 +72,36 @@ MODEL_DESCRIPTION = ("a deterministic rule-based policy, not a language model "
                      "over the repo's demo data; set LLM_BASE_URL / LLM_API_KEY / LLM_MODEL for a real model")
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
-MAX_BODY_BYTES = 8 * 1024 * 1024
+# 请求体上限：规则表读一遍的时间和长度成正比，512 KiB 以内最坏也就一两秒；更长的请求体直接 413
+MAX_BODY_BYTES = 512 * 1024
+# 超限的请求体在这个长度以内时先读完再回 413：没读完就关连接，内核会发 RST，客户端看不到 413
+MAX_DRAINED_BYTES = 16 * 1024 * 1024
+# 同时服务的连接数；再来的连接立刻得到 503 + Retry-After（不排队：排队的连接同样占内存，
+# 而 OpenAI SDK、LangChain 都会按 Retry-After 重试）
+MAX_CONNECTIONS = 128
+BUSY_RETRY_AFTER_SECONDS = "1"
+BUSY_READ_SECONDS = 0.2           # 拒绝前最多等这么久把请求读掉（道理同上：不读就关会变成 RST）
+# requests 只留最近这么多个请求体：独立运行的服务器一直开着，不能把每个请求体都留在内存里
+REQUESTS_KEPT = 256
 LOG_PREVIEW_CHARS = 40
 
 ERR_NOT_FOUND = "Invalid URL ({method} {path}) (没有这个地址)."
 ERR_METHOD = "Method {method} not allowed for {path}; use {allowed} (请求方法不对)."
 ERR_NO_MODEL = "The model '{model}' does not exist; this server has only '{known}' (没有这个模型)."
-ERR_TOO_LARGE = "Request body too large (请求体过大，上限 {limit} 字节)."
+ERR_TOO_LARGE = ("Request body too large: {length} bytes, the offline model reads at most {limit} "
+                 "(请求体过大，上限 {limit} 字节；更长的对话请接真实模型：LLM_BASE_URL).")
+ERR_BUSY = ("The offline model is serving {limit} connections already; retry in a moment "
+            "(离线模型同时服务的连接已满 {limit} 个，请稍后重试).")
+ERR_HTTP = "{reason} ({hint})"
+# http.server 自己拒绝的请求（到不了路由）：状态码 -> 中文说明
+HTTP_LIBRARY_HINTS = {
+    400: "请求行或请求头不合 HTTP 格式",
+    408: "请求没有及时发完",
+    414: "URL 太长",
+    431: "请求头太大或太多",
+    501: "服务器不支持这个请求方法",
+    505: "不支持这个 HTTP 版本",
+}
 ERR_LENGTH = "Content-Length required (需要 Content-Length)."
 ERR_BRAIN = "The offline model failed on this request (离线模型内部出错): {error}"
 ERR_NOT_STARTED = "OfflineServer is not started: call start() or use it as a context manager."
@@ -77,7 +113,8 @@ class OfflineServer:
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, faults: tuple[str, ...] = (),
                  seed: int | None = None, latency_ms: int = 0, brain: Brain | None = None,
-                 fixed_ids: bool = False, log: TextIO | None = None):
+                 fixed_ids: bool = False, log: TextIO | None = None, max_connections: int = MAX_CONNECTIONS,
+                 requests_kept: int = REQUESTS_KEPT):
         # brain 为空时用规则策略；故障模式在这里就校验，名字写错启动即失败
         model_faults = tuple(f for f in faults if f not in TRANSPORT_FAULT_MODES)
         self.brain: Brain = brain if brain is not None else PolicyBrain(seed=seed, faults=model_faults,
@@ -85,7 +122,8 @@ class OfflineServer:
         self.transport_faults = TransportFaults(tuple(faults), seed)
         self.host, self.port, self.latency_ms = host, port, latency_ms
         self.log = log                   # 每个请求一行（方法、路径、状态、摘要）；None = 安静
-        self._log: list[dict] = []
+        self.max_connections = max_connections
+        self._log: deque[dict] = deque(maxlen=requests_kept)
         self._lock = threading.Lock()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -125,9 +163,9 @@ class OfflineServer:
 
     @property
     def requests(self) -> list[dict]:
-        """A copy of every chat-completion request body served, in arrival order."""
+        """A copy of the last ``requests_kept`` chat-completion request bodies served, in arrival order."""
         with self._lock:
-            return copy.deepcopy(self._log)
+            return copy.deepcopy(list(self._log))
 
     def _record(self, request: dict) -> None:
         with self._lock:
@@ -144,7 +182,46 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], owner: OfflineServer):
         self.owner = owner
+        self.slots = threading.BoundedSemaphore(owner.max_connections)
         super().__init__(address, _Handler)
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:
+        """One thread per connection, at most ``max_connections`` at once; beyond that a quick 503."""
+        if not self.slots.acquire(blocking=False):
+            self._refuse_busy(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: socket.socket, client_address: object) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def _refuse_busy(self, request: socket.socket) -> None:
+        # 在接受连接的线程里直接回答，不为它开线程：满载时不再多占一个线程
+        error = ApiError(503, ERR_BUSY.format(limit=self.owner.max_connections), error_type=SERVER_ERROR,
+                         code="server_busy")
+        data = _encode(error.body())
+        head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+                f"Content-Length: {len(data)}\r\nRetry-After: {BUSY_RETRY_AFTER_SECONDS}\r\n"
+                f"Connection: close\r\n\r\n").encode("ascii")
+        try:
+            request.settimeout(BUSY_READ_SECONDS)
+            try:
+                request.recv(64 * 1024)
+            except OSError:
+                pass
+            request.sendall(head + data)
+        except OSError:
+            pass                                     # 客户端已经走了
+        finally:
+            self.shutdown_request(request)
+        self.owner._write_log(log_line("-", "-", 503, "busy: connection refused"))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -158,6 +235,34 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 — 基类的参数名
         """Silent: the default handler logs every request to stderr, over the agent's output."""
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The errors http.server sends itself (a garbage request line, 414, 431, 501...), as OpenAI-shaped JSON.
+
+        The base class answers them with an HTML page; a client of this server expects
+        ``{"error": {...}}`` for every failure.
+        """
+        try:
+            reason = HTTPStatus(code).phrase
+        except ValueError:
+            reason = "Error"
+        error = ApiError(code, ERR_HTTP.format(reason=shorten(message or reason, 200),
+                                               hint=HTTP_LIBRARY_HINTS.get(code, reason)),
+                         error_type=SERVER_ERROR if code >= 500 else INVALID_REQUEST)
+        data = _encode(error.body())
+        self.close_connection = True                 # 请求没读明白：这条连接上的后续字节也不可信
+        if self.request_version == "HTTP/0.9":       # 请求行没读懂时基类当它是 HTTP/0.9：那样连状态行都不发
+            self.request_version = self.protocol_version
+        self._status = code
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200 and code not in (204, 205, 304):
+            self.wfile.write(data)
+        path = urlsplit(getattr(self, "path", "") or "").path
+        self.server.owner._write_log(log_line(self.command or "-", path or "-", code, error.message))
 
     def do_GET(self) -> None:
         self._dispatch("GET")
@@ -223,8 +328,16 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(400, ERR_LENGTH) from None
         if length > MAX_BODY_BYTES:
             self.close_connection = True
-            raise ApiError(413, ERR_TOO_LARGE.format(limit=MAX_BODY_BYTES))
+            if length <= MAX_DRAINED_BYTES:
+                self._discard(length)
+            raise ApiError(413, ERR_TOO_LARGE.format(length=length, limit=MAX_BODY_BYTES),
+                           code="request_too_large")
         return self.rfile.read(length) if length > 0 else b""
+
+    def _discard(self, length: int) -> None:
+        """Read and drop ``length`` bytes in small pieces (never the whole body in memory)."""
+        while length > 0 and (piece := self.rfile.read(min(length, 64 * 1024))):
+            length -= len(piece)
 
     def _chat(self, raw: bytes) -> None:
         self._summary = request_summary(raw)
@@ -340,9 +453,11 @@ def log_line(method: str, path: str, status: int, summary: str) -> str:
 
 def request_summary(raw: bytes) -> str:
     """``stream n=4 tools=4 «腾讯股票多少钱？»``: the shape of a request and its last user message."""
+    if json_nesting(raw) > MAX_NESTING:
+        return f"{len(raw)} bytes, nested too deeply"
     try:
         body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return f"{len(raw)} bytes, not JSON"
     if not isinstance(body, dict):
         return "not a JSON object"

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import accumulate
 
 from shared.harness.arguments import TEMPERATURE_RANGE
 from shared.offline_llm.history import history_problem
@@ -43,9 +44,14 @@ TOOL_CHOICE_MODES = ("none", "auto", "required")
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
 MAX_STOP_SEQUENCES = 4
 MAX_N = 128
+# JSON 最多嵌套几层：真实请求里最深的是工具的 JSON Schema，十来层；再深就是坏请求，
+# 解析、复制、序列化它都要递归，几万层会让处理它的线程崩溃而不回答
+MAX_NESTING = 100
 _FUNCTION_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 ERR_BAD_JSON = "We could not parse the JSON body of your request (请求体不是合法的 JSON 对象)."
+ERR_NESTING = ("We could not parse the JSON body of your request: it is nested more than {limit} levels deep "
+               "(请求体的 JSON 嵌套超过 {limit} 层).")
 ERR_NAN = ("We could not parse the JSON body of your request: {constant} is not valid JSON "
            "(JSON 里没有 {constant}，请求体不是合法的 JSON).")
 ERR_MISSING = "Missing required parameter: '{param}' (缺少必填参数)."
@@ -121,10 +127,30 @@ def _parse_json(raw: bytes) -> object:
         # Python 的 json 默认接受 NaN / Infinity，但它们不是 JSON：真实端点会拒绝
         raise bad_request(ERR_NAN.format(constant=constant), None, "invalid_json")
 
+    if json_nesting(raw) > MAX_NESTING:
+        raise bad_request(ERR_NESTING.format(limit=MAX_NESTING), None, "invalid_json")
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=no_constant)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise ApiError(400, ERR_BAD_JSON) from None
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_NOT_A_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_BRACKET_STEP = [0] * 256
+for _opening in b"[{":
+    _BRACKET_STEP[_opening] = 1
+for _closing in b"]}":
+    _BRACKET_STEP[_closing] = -1
+
+
+def json_nesting(raw: bytes) -> int:
+    """How deep the brackets of a JSON text nest (strings skipped), counted without parsing it.
+
+    Linear and without recursion, so it can run before ``json.loads`` on any body.
+    """
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_A_BRACKET)
+    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
 # ---- messages ----
