@@ -19,9 +19,14 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from shared.harness.endpoint import default_endpoint  # noqa: E402  （必须在上面两行之后）
+from shared.harness.config import ConfigError  # noqa: E402  （必须在上面两行之后）
+from shared.harness.endpoint import default_endpoint  # noqa: E402
 
-_endpoint = default_endpoint()          # 没设 LLM_BASE_URL：这里启动内置离线模型
+try:
+    _endpoint = default_endpoint()      # 没设 LLM_BASE_URL：这里启动内置离线模型
+except ConfigError as error:            # 配置写错是用法错误：一行说明，和仓库的命令一样（不是 traceback）
+    print(f"配置错误 [{error.variable}]: {error}", file=sys.stderr)
+    raise SystemExit(2) from None
 
 LLM_BASE_URL = _endpoint.base_url
 LLM_API_KEY = _endpoint.api_key

@@ -18,6 +18,7 @@ from shared.harness.run_record import GUESSED_ARGUMENT
 from shared.harness.text import shorten
 
 MARK = {"equivalent": "✓", "strategy_differs": "≈", "diverged": "✗"}
+ALL_ERRORS = "每次运行都以 error 结束：一样地失败，什么也没证明"
 FLAG_LINE = "⚠ 猜参 第 {round} 轮 {tool}: {detail}（{runs}）"
 BASELINE_PER_SEED = "每个 seed 内符合期望的那次运行（没有就取第一个实现）"
 
@@ -109,9 +110,16 @@ def grid_rows(section: PromptReport) -> list[tuple[int, list[str]]]:
 
 def summary_line(section: PromptReport) -> str:
     """The terminal's one line for a prompt at a temperature."""
-    text = f"{MARK[section.verdict]} {section.title}  T={section.temperature:g}  {group_text(section)}"
+    # 行首的记号说"机制"（判定）；期望没达到、或每次运行都出错时，等价也只是"错得一样"，记号不能是 ✓
+    met = section.expectation is None or section.expectation.passed == section.expectation.runs
+    all_errors = bool(section.traces) and all(trace.status == "error" for trace in section.traces)
+    mark = MARK[section.verdict] if met and not all_errors else "⚠"
+    text = f"{mark} {section.title}  T={section.temperature:g}  {group_text(section)}"
     if section.expectation:
-        text += f"  期望 {section.expectation.passed}/{section.expectation.runs}"
+        expected = "✓" if met else "✗"
+        text += f"  期望 {expected} {section.expectation.passed}/{section.expectation.runs}"
+    if all_errors:
+        text += f"  {ALL_ERRORS}"
     if section.several_runs:
         overall = section.drift["*"]
         text += f"  {shares_text(overall)}  {pass_text(section, overall)}"

@@ -30,16 +30,19 @@ RUN_TIMEOUT = 120
 
 # 每个目录：标题、这一层是什么、对应的文章章节（文章在 README 的「文章章节 ↔ 代码」一节）
 FOLDERS = {
-    "stage1_prebuilt": ("第 1 阶段：黑盒", "一行 `create_react_agent(llm, TOOLS, prompt=SYSTEM_PROMPT)` 得到一个完整的 ReAct agent："
-                        "只看得见输入（一句话）和输出（一串消息），循环、状态、终止条件都封装在 LangGraph 的预置图里。",
+    "stage1_prebuilt": ("第 1 阶段：黑盒", "一行 `create_react_agent(llm, tools_node, prompt=SYSTEM_PROMPT, ...)` 得到一个完整的 ReAct agent："
+                        "只看得见输入（一句话）和输出（一串消息），循环、状态、终止条件都封装在 LangGraph 的预置图里。"
+                        "同目录的 `create_agent.py` 是它今天的继任者 `langchain.agents.create_agent` + middleware。",
                         ["第三篇 §1 三阶段\"去抽象\"：黑盒", "第三篇 §4 等价性验证：同一问题三套实现同一 trace"]),
     "stage2_stategraph": ("第 2 阶段：灰盒", "把预置图亲手搭一遍：`AgentState`（messages + `add_messages`）、agent 节点、"
-                          "tools 节点、条件边 `should_continue`、tools → agent 的回流边。和第 1 阶段是同一张图。",
+                          "tools 节点、条件边 `should_continue`、tools → agent 的回流边。和第 1 阶段是同一个循环；"
+                          "预置图多一个 `post_model_hook` 节点（强制串行、审批拒绝在这里），路由长在它后面。",
                           ["第三篇 §1 三阶段\"去抽象\"：灰盒",
                            "第三篇 §3 概念映射：State、agent 节点、tools 节点、条件边、recursion_limit"]),
     "stage3_pure_loop": ("第 3 阶段：白盒", "图拆掉以后只剩一个 for 循环和一个消息列表（`agent.py`）；"
                          "同一目录里还有第二篇文章的零框架 agent：工具调用写在文本里的 JSON（`json_loop.py`）"
-                         "和修好五个翻车现场的版本（`hardened_loop.py`）。",
+                         "和修好五个翻车现场的版本（`hardened_loop.py`），以及不用 LangChain、直接用 openai SDK 做 function calling 的"
+                         "同一个循环（`fc_loop.py`，第二篇方向 1）。",
                          ["第三篇 §2 内核：`run_agent` 是一个循环加一个消息列表", "第三篇 §1 三阶段\"去抽象\"：白盒",
                           "第二篇 §2 Agent = LLM 推理 × 工具执行 × 循环迭代（50 行核心循环）",
                           "第二篇 §5 五个翻车现场（`hardened_loop.py`）"]),
@@ -67,9 +70,11 @@ def graph_table() -> list[str]:
     cells = []
     for folder, title in GRAPHS:
         drawn = run_command(f"python -m {folder}", "--graph")
-        cells.append(f"<td valign=\"top\">\n\n**{title}**（`python -m {folder} --graph`）\n\n```mermaid\n{drawn}\n```\n\n</td>")
-    return ["## 图：预置的和手搭的是同一张", "",
-            "两张图都从编译好的图画出来；虚线是条件边，上面写着条件（模型的回复里有没有 tool_calls）。", "",
+        cells.append(f"<td valign=\"top\">\n\n**{title}**（`.venv/bin/python -m {folder} --graph`）\n\n```mermaid\n{drawn}\n```\n\n</td>")
+    return ["## 图：预置的和手搭的，同一个循环", "",
+            "两张图都从编译好的图画出来；虚线是条件边，上面写着条件（模型的回复里有没有 tool_calls）。"
+            "预置图在 agent 和路由之间多一个 `post_model_hook` 节点：强制串行、审批拒绝都在这里写进消息，"
+            "调用都已有结果时它直接回到 agent。", "",
             "<table><tr>", *cells, "</tr></table>", ""]
 
 
@@ -86,9 +91,10 @@ def render(folder: str) -> str:
     lines.append("")
     if folder in dict(GRAPHS):
         lines += graph_table()
-    lines += ["## 跑一遍（离线模型，固定时钟）", ""]
+    lines += ["## 跑一遍（离线模型，固定时钟；在仓库根目录运行，`make demo` 或 `make test` 建好的 `.venv`）", ""]
     for impl in impls:
-        lines += [f"```bash\nAGENT_CLOCK={REPRODUCIBLE_CLOCK} {impl.about.command} -q \"{QUESTION}\"\n```", "",
+        command = impl.about.command.replace("python -m", ".venv/bin/python -m", 1)
+        lines += [f"```bash\nAGENT_CLOCK={REPRODUCIBLE_CLOCK} {command} -q \"{QUESTION}\"\n```", "",
                   f"```\n{run_command(impl.about.command, '-q', QUESTION)}\n```", ""]
     return "\n".join(lines)
 

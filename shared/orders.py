@@ -115,15 +115,24 @@ def record_order(symbol: str, shares: int, side: str, price: float, amount: floa
         return int(cursor.lastrowid)
 
 
+def _not_created_yet(path: Path) -> bool:
+    """No database there yet, and nothing in the way of one (a file where a folder should be is an error)."""
+    return not path.exists() and not any(parent.is_file() for parent in path.parents)
+
+
 def list_orders(path: Path) -> list[dict]:
-    """Every order in the database at ``path``, oldest first."""
+    """Every order in the database at ``path``, oldest first (no database yet: none, and nothing is created)."""
+    if _not_created_yet(path):
+        return []
     with closing(open_database(path)) as connection:
         rows = connection.execute(f"SELECT {', '.join(COLUMNS)} FROM orders ORDER BY id").fetchall()
     return [dict(zip(COLUMNS, row)) for row in rows]
 
 
 def clear_orders(path: Path) -> int:
-    """Delete every order; returns how many there were."""
+    """Delete every order; returns how many there were (no database yet: 0, and nothing is created)."""
+    if _not_created_yet(path):
+        return 0
     with closing(open_database(path)) as connection:
         count = connection.execute("DELETE FROM orders").rowcount
         connection.commit()

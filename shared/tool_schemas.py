@@ -4,14 +4,14 @@ function calling 的"决策侧"就是请求里的 ``tools=[...]``：每个工具
 ``{"type": "function", "function": {"name", "description", "parameters"}}``。LangChain 的 ``@tool``
 是这样得到它的：从函数签名建一个 pydantic 模型（参数名、类型、必填与否），取它的 JSON schema、
 去掉 pydantic 加的 ``title``；description 是函数的 docstring。这里对
-:mod:`shared.tool_functions` 的四个纯函数做同一件事，所以只装了 ``openai`` SDK（pydantic 是它的
-依赖）的 ``stage3_pure_loop/fc_loop.py`` 发出的 ``tools`` 和三个 LangChain 层逐字节相同——
+:mod:`shared.tool_functions` 的五个纯函数做同一件事，所以只装了 ``openai`` SDK（pydantic 是它的
+依赖）的 ``stage3_pure_loop/fc_loop.py`` 发出的 ``tools`` 和四个 LangChain 实现逐字节相同——
 ``tests/test_fc_loop.py`` 拿它和 ``convert_to_openai_tool(shared.tools.TOOLS)`` 比较。
 
 同一个 pydantic 模型也做"执行侧"的参数校验（:func:`validated_arguments`）：参数不对时的
 ValidationError 和 LangChain 的 ``tool.invoke`` 抛出的逐字相同，错误文本也就相同。
 
-本文件不包含：嵌套对象或列表参数（四个工具只有字符串参数；更复杂的签名请直接用 pydantic 模型）、
+本文件不包含：嵌套对象或列表参数（五个工具只有字符串和整数参数；更复杂的签名请直接用 pydantic 模型）、
 ``strict`` 模式、LangChain 的 docstring 参数解析（``parse_docstring=True``）。
 """
 from __future__ import annotations

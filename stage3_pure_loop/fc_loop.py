@@ -15,7 +15,7 @@
 字段；模型的调用也不藏在文本里，而在回复的 ``tool_calls`` 字段——"怎么解析 JSON"这个问题
 （翻车现场 1）整个消失了，交给了 API。
 
-它发出的请求和三个 LangChain 层逐字节相同（工具调用 id 规整后）：``python -m compare`` 的
+它发出的请求和四个 LangChain 实现逐字节相同（工具调用 id 规整后）：``python -m compare`` 的
 "请求层"一行检查这一点，``tests/test_fc_loop.py`` 也查。也就是说，LangChain 在线路上什么都
 没有多加：系统提示词、工具 schema、每条消息都是同一份。
 

@@ -52,7 +52,7 @@ def environment_help() -> str:
     """The ``--help`` epilog: every environment variable the server reads."""
     width = max(len(name) for name, _ in ENVIRONMENT)
     lines = [f"  {name.ljust(width)}  {meaning}" for name, meaning in ENVIRONMENT]
-    return "environment variables (or .env in the repository root):\n" + "\n".join(lines)
+    return "environment variables (or a .env file in the current directory):\n" + "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,7 +35,7 @@ _STOCKS = "、".join(s.name for s in market_data.STOCKS)
 # 听不懂时的那一句：说清离线能做什么、怎么接真实模型；绝不瞎猜一个工具调用
 CAPABILITY_SENTENCE = (
     "抱歉，这个问题超出了离线演示模型的能力（它是一个确定性的规则策略，不是语言模型）："
-    f"离线时只能查时间、查{_CITIES}的天气、查{_STOCKS}的股价和做算术；"
+    f"离线时只能查时间、查{_CITIES}的天气、查{_STOCKS}的股价、做算术，以及（请求提供了 place_order 时）下单；"
     "要接入真实模型，请在 .env 里设置 LLM_BASE_URL、LLM_API_KEY 和 LLM_MODEL。"
 )
 

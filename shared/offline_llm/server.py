@@ -68,7 +68,7 @@ Brain = Callable[[dict], dict]
 
 MODEL_ID = "offline"
 MODEL_DESCRIPTION = ("a deterministic rule-based policy, not a language model "
-                     "(确定性的规则策略，不是语言模型): time, weather, stock prices and arithmetic "
+                     "(确定性的规则策略，不是语言模型): time, weather, stock prices, arithmetic and orders (place_order) "
                      "over the repo's demo data; set LLM_BASE_URL / LLM_API_KEY / LLM_MODEL for a real model")
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
