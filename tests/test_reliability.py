@@ -121,3 +121,15 @@ def test_transport_fault_names_are_configuration():
     settings = load_settings(env={"OFFLINE_LLM_FAULTS": "http_500,timeout,truncated,bad_body,empty,http_429"},
                              dotenv=None)
     assert len(settings.offline_faults) == 6
+
+
+@pytest.mark.parametrize("impl_name", ["prebuilt", "stategraph", "pure_loop", "fc_loop", "create_agent"])
+def test_a_run_that_fails_midway_keeps_the_rounds_it_made(impl_name):
+    # long 故障：前三轮正常，第四次请求超出上下文 -> HTTP 400。之前的三轮不能随异常一起丢掉
+    settings = load_settings(env={}, dotenv=None, offline_faults=("long",))
+    with open_endpoint(settings) as endpoint:
+        record = run_once(IMPLEMENTATIONS[impl_name], "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？",
+                          endpoint, RunOptions())
+    assert record.status == Status.ERROR and "400" in record.error
+    assert [r[0]["name"] for r in record.rounds] == ["get_current_time", "get_stock_price", "calculate"]
+    assert all(call["result"] for round_ in record.rounds for call in round_)

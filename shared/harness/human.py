@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from shared.harness.config import Settings
 from shared.harness.text import content_text, shorten
 from shared.offline_llm.completion import build_completion
+from shared.offline_llm.validation import ApiError
 from shared.offline_llm.conversation import FUNCTION_CALLING, read_conversation
 from shared.offline_llm.decision import Decision, ToolCall
 
@@ -206,7 +207,7 @@ class HumanBrain:
         self._previous: list[tuple] = []
         self._shown_system: str | None = None
         self._shown_tools: tuple | None = None
-        self._last: tuple[str, dict | PlayerStopped] | None = None
+        self._last: tuple[str, dict] | None = None
         self._helped = False
 
     def __call__(self, request: dict) -> dict:
@@ -214,15 +215,12 @@ class HumanBrain:
             body = json.dumps(request, ensure_ascii=False, sort_keys=True)
             if self._last is not None and self._last[0] == body:    # 客户端重试：同一个请求
                 self._say(SAME_AGAIN)
-                remembered = self._last[1]
-                if isinstance(remembered, PlayerStopped):
-                    raise remembered
-                return json.loads(json.dumps(remembered))
+                return json.loads(json.dumps(self._last[1]))
             try:
                 completion = self._play(request)
             except PlayerStopped as stopped:
-                self._last = (body, stopped)
-                raise
+                # 400 而不是 500：客户端不会重试（500 会被 SDK 重试两次，问你两遍），运行以 error 结束，原因就是这句话
+                raise ApiError(400, str(stopped), code="player_stopped") from None
             self._last = (body, completion)
             return completion
 

@@ -14,6 +14,7 @@ use this module with only the ``openai`` SDK installed.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -103,6 +104,29 @@ def rounds_from_messages(messages: list) -> list[list[dict]]:
         for m in messages
         if getattr(m, "type", "") == "ai" and getattr(m, "tool_calls", None)
     ]
+
+
+def rounds_from_wire(messages: list[dict]) -> list[list[dict]]:
+    """Rounds read off a chat-completions request body (function calling): what a run did before it failed.
+
+    When the endpoint fails mid-run, the lesson's ``run_agent`` raises and its own messages
+    are gone; the last request it sent still holds every call and result so far.
+    """
+    results = {m.get("tool_call_id"): content_text(m.get("content")) for m in messages if m.get("role") == "tool"}
+    rounds = []
+    for message in messages:
+        if message.get("role") != "assistant" or not message.get("tool_calls"):
+            continue
+        round_ = []
+        for call in message["tool_calls"]:
+            function = call.get("function") or {}
+            try:
+                args = json.loads(function.get("arguments") or "{}")
+            except (TypeError, ValueError):
+                args = function.get("arguments")
+            round_.append({"name": function.get("name"), "args": args, "result": results.get(call.get("id"))})
+        rounds.append(round_)
+    return rounds
 
 
 def outcome_from_messages(messages: list) -> tuple[Status, str | None, str | None]:

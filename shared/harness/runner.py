@@ -29,10 +29,10 @@ import httpx
 import openai
 
 from shared.harness.endpoint import MAX_RETRIES, Endpoint
-from shared.harness.implementation import Implementation, Outcome
+from shared.harness.implementation import Implementation, Outcome, Protocol
 from shared.harness.meter import REDACTED, ExchangeLog
 from shared.harness.responses import failure_line
-from shared.harness.run_record import RunRecord, Status, guessed_argument_flags
+from shared.harness.run_record import RunRecord, Status, guessed_argument_flags, rounds_from_wire
 from shared.orders import DEFAULT_DATA_DIR, orders_recorded_in
 from shared.tool_functions import clock_fixed_at
 
@@ -73,12 +73,24 @@ def run_once(impl: Implementation, prompt: str, endpoint: Endpoint,
             outcome = impl.run(prompt, endpoint, options)
     except EXPECTED_FAILURES as error:
         cause = failure_line(error, timeout=endpoint.timeout, retries=MAX_RETRIES)
-        outcome = Outcome(rounds=[], status=Status.ERROR, error=one_line(cause, secret=endpoint.api_key))
+        outcome = Outcome(rounds=rounds_so_far(impl, log), status=Status.ERROR,
+                          error=one_line(cause, secret=endpoint.api_key))
     except Exception as bug:
         outcome = Outcome(rounds=[], status=Status.ERROR, error=bug_line(bug, secret=endpoint.api_key))
         bug.run_record = _finish(record, outcome, impl, options, log, started, endpoint.api_key)
         raise
     return _finish(record, outcome, impl, options, log, started, endpoint.api_key)
+
+
+def rounds_so_far(impl: Implementation, log: ExchangeLog) -> list[list[dict]]:
+    """The rounds a failed run made before the failure, from the last request it sent (function calling).
+
+    A JSON-protocol loop's calls hide in its own wording, so its rounds are not rebuilt here.
+    """
+    requests = [e["request"] for e in log.exchanges if isinstance(e.get("request"), dict)]
+    if impl.protocol is not Protocol.FUNCTION_CALLING or not requests:
+        return []
+    return rounds_from_wire(requests[-1].get("messages") or [])
 
 
 def _finish(record: RunRecord, outcome: Outcome, impl: Implementation, options: RunOptions,
