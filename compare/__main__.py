@@ -262,7 +262,8 @@ def second_interrupt_quits() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if not pressed.is_set():    # 按过一次就留着它：退出前再按一次，照样立即退出
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _header(settings: Settings, args, clock: str) -> dict:
@@ -323,12 +324,14 @@ def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str],
         lines.append(MSG_ALL_ERRORS.format(n=len(records), error=records[0].error))
     if args.json:
         print(json_for_terminal(report.to_json()))
+        sys.stdout.flush()          # 读的一方先走了（| head）：在这里知道，而不是在解释器退出时
         for line in lines:
             say(line, file=sys.stderr)
         return
     print_report(report)
     for line in lines:
         say(line)
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
