@@ -335,4 +335,10 @@ def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str],
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if status == INTERRUPTED_STATUS:
+        # 被中断：在途的运行已经放弃，不再等解释器收尾（那时再按 Ctrl-C 只会得到一个信号死亡）
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
