@@ -331,7 +331,6 @@ def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str],
     print_report(report)
     for line in lines:
         say(line)
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -23,9 +23,9 @@ import compare.sweep as sweep
 from compare.__main__ import main
 from compare.sweep import ResultsFile, plan_jobs, record_key, run_sweep
 from shared.harness.implementation import About, Implementation
-from shared.harness.process import BROKEN_PIPE_STATUS
+from shared.harness.process import BROKEN_PIPE_STATUS, TERMINATED, TERMINATED_STATUS
 from shared.harness.run_record import RunRecord, Status
-from tests.support.cli import clean_environment
+from tests.support.cli import NO_DOTENV_DIR, clean_environment
 
 A, B = (Implementation(About(name=n, tier="test", command="-", step_limit="-"), lambda *a: None) for n in "ab")
 HEADER = {"model": "offline", "serial": False}
@@ -256,3 +256,26 @@ def test_json_into_a_pipe_closed_early_ends_quietly_with_141(tmp_path):
     # 安静地以 141 结束，而不是怪罪 --out 目录
     assert process.returncode == BROKEN_PIPE_STATUS, err
     assert err == "" and (out / "report.json").is_file()
+
+
+def start(*argv: str, stdout=subprocess.PIPE) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", *argv], cwd=NO_DOTENV_DIR, env=clean_environment(None),
+                            stdout=stdout, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_standalone_offline_server_with_one_line_and_143():
+    process = start("shared.offline_llm", "--port", "0")
+    assert "http://127.0.0.1:" in process.stdout.readline()          # 起来了：信号处理已经装好
+    process.terminate()
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == TERMINATED_STATUS and err.strip() == TERMINATED
+
+
+@pytest.mark.slow
+def test_the_failure_modes_table_into_a_closed_pipe_ends_quietly_with_141():
+    process = start("compare.failure_modes")
+    process.stdout.close()
+    err = process.stderr.read()
+    process.wait(timeout=120)
+    assert process.returncode == BROKEN_PIPE_STATUS and err == ""
