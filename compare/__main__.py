@@ -4,7 +4,8 @@ The command line the README documents ("compare"), plus ``--max-steps``:
 
     python -m compare [--impl NAME ...] [--prompt TEXT ...] [--suite FILE] [--temperature T ...]
                       [--runs N] [--concurrency N] [--serial] [--approve all|none] [--faults LIST] [--max-steps N]
-                      [--record FILE] [--replay FILE ...] [--out DIR] [--resume] [--json] [--model human]
+                      [--record FILE] [--replay FILE ...] [--out DIR] [--resume [--retry-errors]] [--json]
+                      [--model human]
 
 What it does, in order: read the settings once; fix the clock (``AGENT_CLOCK``, see
 :data:`DEFAULT_CLOCK`) so ``get_current_time`` answers the same in every implementation;
@@ -17,8 +18,12 @@ sequence diagrams) under ``--out``. While it runs, stderr shows one progress bar
 implementation.
 
 Exit status: 0 when every prompt at temperature 0 is ``equivalent``, 1 otherwise, 2 for
-bad usage (one line on stderr, no traceback), 130 when interrupted (the finished runs are
-kept; ``--resume`` continues).
+bad usage (one line on stderr, no traceback), 130 when interrupted by Ctrl-C (the finished
+runs are kept, the ones in flight abandoned; ``--resume`` continues; a second Ctrl-C quits at
+once), 143 on SIGTERM, 141 when stdout is closed early (``--json | head -c 100``).
+
+Everything printed goes through :func:`shared.harness.text.for_terminal` (``--json`` stays valid
+JSON: :func:`shared.harness.text.json_for_terminal`): a model's answer cannot clear the screen.
 
 Left out: the comparison rules (``compare.matching`` / ``compare.verdicts``), the benchmark
 (``compare.bench``).
@@ -26,8 +31,13 @@ Left out: the comparison rules (``compare.matching`` / ``compare.verdicts``), th
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +52,8 @@ from shared.harness.arguments import OneLineParser, is_temperature, positive_int
 from shared.harness.config import REPRODUCIBLE_CLOCK, Settings, load_settings_or_exit, redact_url
 from shared.harness import human
 from shared.harness.endpoint import open_endpoint
+from shared.harness.process import Terminated, exit_status_of
+from shared.harness.text import for_terminal, json_for_terminal
 from compare.implementations import IMPLEMENTATIONS, Implementation, UnknownImplementationError, get_implementation
 from shared.harness.run_record import RunRecord, Status
 from shared.harness.runner import RunOptions
@@ -58,12 +70,15 @@ ERR_USAGE = "{prog}: 错误: {message}"
 ERR_TEMPERATURE = "--temperature 应是 0 到 2 之间的数，收到 {value!r}"
 ERR_BOTH_SOURCES = "--prompt 与 --suite 只能二选一（--prompt 会取代题库）"
 ERR_RECORD_REPLAY = "--record 与 --replay 只能二选一"
+ERR_RETRY_WITHOUT_RESUME = "--retry-errors 只配 --resume 用（重跑上次以 error 结束的运行）"
 ERR_EMPTY_PROMPT = "--prompt 不能是空字符串"
 ERR_HUMAN_IMPLS = "--model human 只能配一个实现：用 --impl NAME 点名一个（你要亲自回答它的每个请求）"
 ERR_HUMAN_REPLAY = "--model human 与 --replay 只能二选一（模型要么是你，要么是 cassette）"
 ERR_REPLAY_RUNS = "--replay 给了 {n} 个 cassette（第 r 个回答第 r 次运行），--runs 应省略或等于 {n}"
 ERR_WRITE = "无法写入 {path}: {reason}"
-MSG_INTERRUPTED = "中断：已完成的 {done} 次运行保存在 {path}；同一命令加 --resume 即可接着跑。"
+MSG_INTERRUPTED = ("中断：{path} 里保存了 {saved} 次运行；正在跑的被放弃、不记录。"
+                   "同一命令加 --resume 即可接着跑（已保存的不重跑）。")
+MSG_QUIT = "再次中断：立即退出。"
 MSG_ALL_ERRORS = "注意：全部 {n} 次运行都以 error 结束（例如：{error}），判定只说明它们错得一样。"
 MSG_WRITTEN = "报告: {files}"
 MSG_CASSETTE = "cassette: {path}（{n} 条录制）"
@@ -108,6 +123,7 @@ def build_parser() -> OneLineParser:
                         help="用 cassette 回放模型的回答；给几个文件，第 r 个回答第 r 次运行")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help="报告目录（默认 reports/）")
     parser.add_argument("--resume", action="store_true", help="接着上次中断的 sweep 跑，已完成的不重跑")
+    parser.add_argument("--retry-errors", action="store_true", help="配合 --resume：以 error 结束的运行也重跑")
     parser.add_argument("--json", action="store_true", help="只在 stdout 输出一个 JSON 对象")
     parser.add_argument("--model", choices=[human.HUMAN], help="human：你来当模型（只能配一个 --impl）")
     return parser
@@ -119,6 +135,8 @@ def make_plan(args) -> Plan:
         raise UsageError(ERR_BOTH_SOURCES)
     if args.record is not None and args.replay is not None:
         raise UsageError(ERR_RECORD_REPLAY)
+    if args.retry_errors and not args.resume:
+        raise UsageError(ERR_RETRY_WITHOUT_RESUME)
     if args.model == human.HUMAN and len(set(args.impl or IMPLEMENTATIONS)) != 1:
         raise UsageError(ERR_HUMAN_IMPLS)
     if args.model == human.HUMAN and args.replay is not None:
@@ -172,11 +190,17 @@ def _temperature(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m compare``; returns the exit status (a closed stdout: 141, SIGTERM: 143)."""
+    with second_interrupt_quits():
+        return exit_status_of(lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         plan = make_plan(args)
     except (UsageError, SuiteError, CassetteError) as error:
-        print(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
+        say(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
         return 2
     settings = load_settings_or_exit(offline_faults=args.faults)
     if args.model == human.HUMAN:
@@ -195,17 +219,55 @@ def main(argv: list[str] | None = None) -> int:
         report = build_report(plan.prompts, temperatures, records, protocols=protocols, meta=meta)
         _finish(report, records, protocols, settings, args)
     except ResumeError as error:
-        print(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
+        say(ERR_USAGE.format(prog=PROG, message=error), file=sys.stderr)
         return 2
+    except BrokenPipeError:           # 读 stdout 的一方走了（| head）：不是 --out 的错，交给 exit_status_of
+        raise
     except OSError as error:          # --out / --record 指向写不了的地方
-        print(ERR_USAGE.format(prog=PROG, message=ERR_WRITE.format(
+        say(ERR_USAGE.format(prog=PROG, message=ERR_WRITE.format(
             path=error.filename or args.out, reason=error.strerror or error)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        lines = results.path.read_text(encoding="utf-8").splitlines() if results.path.is_file() else []
-        print(MSG_INTERRUPTED.format(done=max(0, len(lines) - 1), path=results.path), file=sys.stderr)
+        say(MSG_INTERRUPTED.format(saved=results.saved, path=results.path), file=sys.stderr)
         return INTERRUPTED_STATUS
+    except Terminated:
+        say(MSG_INTERRUPTED.format(saved=results.saved, path=results.path), file=sys.stderr)
+        raise
     return report.exit_code
+
+
+def say(line: str, *, file=None) -> None:
+    """Print one line of ours, which may quote a prompt or an answer: control characters made visible."""
+    print(for_terminal(str(line)), file=file or sys.stdout)
+
+
+@contextmanager
+def second_interrupt_quits() -> Iterator[None]:
+    """The first Ctrl-C stops the sweep (what finished is kept); a second one exits at once with 130.
+
+    The second press must not wait for anything: the runs in flight are already abandoned
+    and every line of the results file was written whole (a cut-off last line would be
+    dropped by ``--resume``), so :func:`os._exit` loses nothing.
+    """
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    pressed = threading.Event()
+
+    def interrupt(signum, frame) -> None:
+        if pressed.is_set():
+            os.write(2, (MSG_QUIT + "\n").encode())
+            os._exit(INTERRUPTED_STATUS)
+        pressed.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        if not pressed.is_set():    # 按过一次就留着它：退出前再按一次，照样立即退出
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _header(settings: Settings, args, clock: str) -> dict:
@@ -224,7 +286,7 @@ def _where(settings: Settings) -> str:
 
 def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settings, plan: Plan,
            args, clock: str) -> list[RunRecord]:
-    previous = results.start(header, resume=args.resume)
+    previous = results.start(header, resume=args.resume, retry_errors=args.retry_errors)
     finished = {record_key(r) for r in previous}
     todo = [job for job in jobs if job.key not in finished]
     show_progress = not args.json and sys.stderr.isatty()
@@ -266,14 +328,21 @@ def _finish(report: Report, records: list[RunRecord], protocols: dict[str, str],
     if records and all(r.status == Status.ERROR for r in records):
         lines.append(MSG_ALL_ERRORS.format(n=len(records), error=records[0].error))
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        print(json_for_terminal(report.to_json()))
+        sys.stdout.flush()          # 读的一方先走了（| head）：在这里知道，而不是在解释器退出时
         for line in lines:
-            print(line, file=sys.stderr)
+            say(line, file=sys.stderr)
         return
     print_report(report)
     for line in lines:
-        print(line)
+        say(line)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if status == INTERRUPTED_STATUS:
+        # 被中断：在途的运行已经放弃，不再等解释器收尾（那时再按 Ctrl-C 只会得到一个信号死亡）
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)

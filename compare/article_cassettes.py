@@ -36,6 +36,7 @@ from compare.implementations import IMPLEMENTATIONS
 from compare.sweep import seed_for
 from shared.harness.config import REPRODUCIBLE_CLOCK, load_settings
 from shared.harness.endpoint import open_endpoint
+from shared.harness.process import exit_status_of
 from shared.harness.implementation import Protocol
 from shared.harness.run_record import Status
 from shared.harness.runner import RunOptions, run_once
@@ -140,4 +141,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status_of(main))

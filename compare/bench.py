@@ -66,6 +66,8 @@ from pathlib import Path
 from compare.suite import load_suite
 from compare.sweep import RESULTS_FILE, ResultsFile, plan_jobs, run_sweep
 from shared.harness.arguments import OneLineParser, positive_int
+from shared.harness.process import exit_status_of
+from shared.harness.text import for_terminal
 from shared.harness.config import REPRODUCIBLE_CLOCK, load_settings
 from shared.harness.endpoint import open_endpoint
 from compare.implementations import IMPLEMENTATIONS, Implementation, Sdk
@@ -346,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         return INTERRUPTED_STATUS
     problem = not_answered(records)
     if problem:
-        print(problem, file=sys.stderr)
+        print(for_terminal(problem), file=sys.stderr)
         return 1
     return 0
 
@@ -375,4 +377,4 @@ def _harness(args, prompts: list[str]) -> list[RunRecord]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_status_of(main))

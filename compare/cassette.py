@@ -38,6 +38,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compare.atomic_file import write_atomically
 from compare.wire import canonical_message, canonical_number, rename_ids
 from shared.harness.text import shorten
 
@@ -147,9 +148,7 @@ class Cassette:
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
         if secret:
             text = text.replace(secret, REDACTED)   # 只有 body，本不该有 key；多一道保险
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n", encoding="utf-8")
+        write_atomically(Path(path), text + "\n")
 
     @classmethod
     def load(cls, path: Path) -> "Cassette":

@@ -32,13 +32,15 @@ from pathlib import Path
 
 from compare.implementations import IMPLEMENTATIONS
 from compare.suite import load_suite
+from compare.atomic_file import write_atomically
 from shared.harness.arguments import OneLineParser
+from shared.harness.process import exit_status_of
 from shared.harness.config import REPRODUCIBLE_CLOCK, load_settings
 from shared.harness.endpoint import open_endpoint
 from shared.offline_llm.faults import ARTICLE_FAULTS
 from shared.harness.run_record import RunRecord, Status
 from shared.harness.runner import RunOptions, run_once
-from shared.harness.text import shorten
+from shared.harness.text import for_terminal, shorten
 
 BEGIN, END = "<!-- failure-modes:begin -->", "<!-- failure-modes:end -->"
 DIFF_BEGIN, DIFF_END = "<!-- fixes-diff:begin -->", "<!-- fixes-diff:end -->"
@@ -212,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         for markers, content in generated.items():
             text = replace_block(text, content, path=str(target), markers=markers)
-        args.write.write_text(text, encoding="utf-8")
+        write_atomically(args.write, text)
     elif args.check:
         if any(current_block(text, path=str(target), markers=m) != c for m, c in generated.items()):
             print(CHECK_DIFFERS.format(path=target), file=sys.stderr)
@@ -229,9 +231,9 @@ def _row(first: str, second: str, record: RunRecord, expected: tuple[str, ...]) 
 
 
 def _escape(text: str) -> str:
-    # 模型的原话进表格：| 会切断单元格，` 会开出代码段
-    return text.replace("|", "\\|").replace("`", "\\`").replace("\n", " ")
+    # 模型的原话进表格：| 会切断单元格，` 会开出代码段，控制字符显示成转义
+    return for_terminal(text.replace("|", "\\|").replace("`", "\\`").replace("\n", " "))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_status_of(main))

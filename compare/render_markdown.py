@@ -8,7 +8,9 @@ results, back to the user.
 
 Text from the model or the tools is untrusted: in table cells ``|`` and line breaks are
 escaped and ``<``/``>``/``&`` become entities; in Mermaid the characters that end a message
-or open markup become Mermaid's ``#NN;`` entity codes.
+or open markup become Mermaid's ``#NN;`` entity codes; and the whole file passes through
+:func:`shared.harness.text.for_terminal`, so no ESC, NUL or RLO reaches a reader's ``cat``
+or editor (they show as ``\x1b``, ``\x00``, ``\u202e``).
 
 Left out: the HTML report (:mod:`compare.render_html`), the terminal (:mod:`compare.render_text`).
 """
@@ -22,7 +24,7 @@ from compare.report import DRIFT_LEGEND, PromptReport, Report
 from compare.sentences import (BAD, FLAG, GOOD, drift_lines, expectation_line, first_difference_text,
                                flag_lines, grid_rows, group_lines, group_text, trace_table, wire_lines)
 from compare.traces import Trace
-from shared.harness.text import shorten
+from shared.harness.text import for_terminal, shorten
 
 TITLE = "# compare：同一批问题，每个实现逐轮对比"
 VERDICT_MARK = {"equivalent": "✅ equivalent", "strategy_differs": "🔀 strategy_differs", "diverged": "❌ diverged"}
@@ -41,7 +43,7 @@ def render_markdown(report: Report) -> str:
     lines.append("")
     for section in report.prompts:
         lines += _section(section)
-    return "\n".join(lines) + "\n"
+    return for_terminal("\n".join(lines) + "\n")
 
 
 def _plain(value) -> str:

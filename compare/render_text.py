@@ -3,8 +3,10 @@
 The full tables, the seed grid and the sequence diagrams go to the report files
 (``report.html``, ``report.md``); the terminal keeps to what fits one screen. The progress
 bars go to stderr and only when stderr is a terminal and ``--json`` is off, so a pipe or
-``--json`` output stays clean. Text from the model is printed with rich markup off: a
-``[bold]`` in an answer is text, not style.
+``--json`` output stays clean. Text from the model is printed with rich markup off (a
+``[bold]`` in an answer is text, not style) and through
+:func:`shared.harness.text.for_terminal` (an ESC in an answer is shown as ``\x1b``, it does
+not clear the screen).
 
 Left out: files (:mod:`compare.report_files`).
 """
@@ -23,6 +25,7 @@ from rich.text import Text
 from compare.report import DRIFT_LEGEND, WHY_GROUPS, WHY_SEEDS, Report
 from compare.sentences import summary_line
 from shared.harness.run_record import RunRecord
+from shared.harness.text import for_terminal
 
 VERDICT_STYLE = {"equivalent": "green", "strategy_differs": "yellow", "diverged": "bold red"}
 CONCLUSION_LINE = {
@@ -36,18 +39,22 @@ TRACE_LEGEND = "trace 的字母与短名：同一题里每种不同的 trace 一
 
 def print_report(report: Report, file: TextIO | None = None) -> None:
     console = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
+
+    def line(text: str, style: str) -> None:
+        console.print(Text(for_terminal(text), style=style))
+
     for section in report.prompts:
-        console.print(Text(summary_line(section), style=VERDICT_STYLE[section.verdict]))
-    explained = {line for section in report.prompts for line in section.details.why}
-    for line in (WHY_GROUPS, WHY_SEEDS):
-        if line in explained:
-            console.print(Text(line, style="dim"))
+        line(summary_line(section), VERDICT_STYLE[section.verdict])
+    explained = {why for section in report.prompts for why in section.details.why}
+    for why in (WHY_GROUPS, WHY_SEEDS):
+        if why in explained:
+            line(why, "dim")
     if any(section.several_runs for section in report.prompts):
-        console.print(Text(TRACE_LEGEND, style="dim"))
-        console.print(Text(DRIFT_LEGEND, style="dim"))
+        line(TRACE_LEGEND, "dim")
+        line(DRIFT_LEGEND, "dim")
     if clock := report.meta.get("clock"):
-        console.print(Text(str(clock), style="dim"))
-    console.print(Text(CONCLUSION_LINE[report.conclusion], style="bold"))
+        line(str(clock), "dim")
+    line(CONCLUSION_LINE[report.conclusion], "bold")
 
 
 @contextmanager

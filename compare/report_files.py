@@ -1,7 +1,9 @@
 """写报告文件：``report.json``、``report.md``、``report.html`` 放进 ``--out`` 目录。
 
 The one place that knows all three views; the report model (:mod:`compare.report`) knows
-none of them, so there is no import cycle.
+none of them, so there is no import cycle. Each file is replaced whole
+(:func:`compare.atomic_file.write_atomically`): a kill while writing leaves the previous
+report, never half of one.
 
 Left out: what is in the files (the views), the results file of a sweep (:mod:`compare.sweep`).
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from compare.atomic_file import write_atomically
 from compare.render_html import render_html
 from compare.render_markdown import render_markdown
 from compare.report import Report
@@ -24,5 +27,5 @@ def write_reports(report: Report, out: Path) -> list[Path]:
         "report.html": render_html(report),
     }
     for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8")
+        write_atomically(out / name, text)
     return [out / name for name in files]

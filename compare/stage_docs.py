@@ -22,6 +22,7 @@ from pathlib import Path
 
 from compare.implementations import IMPLEMENTATIONS, Implementation
 from shared.harness.config import REPRODUCIBLE_CLOCK
+from shared.harness.process import exit_status_of
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "现在几点了？腾讯股票多少钱？持有 100 股市值多少港元？"
@@ -118,4 +119,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status_of(main))

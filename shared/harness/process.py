@@ -32,7 +32,9 @@ def exit_status_of(command: Callable[[], int]) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        return command()
+        status = command()
+        sys.stdout.flush()      # 缓冲里剩下的在这里写出：管道关了就在这里知道，而不是在解释器退出时
+        return status
     except Terminated:
         print(TERMINATED, file=sys.stderr)
         return TERMINATED_STATUS

@@ -1,6 +1,8 @@
 """Small text helpers that every printer and report shares (one copy each)."""
 from __future__ import annotations
 
+import json
+
 ELLIPSIS = "…"
 
 
@@ -27,6 +29,7 @@ def content_text(content) -> str:
 _INVISIBLE = {*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F,
               *range(0x202A, 0x202F), *range(0x2066, 0x206A)} - {0x0A, 0x09}
 _VISIBLE = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _INVISIBLE}
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in _INVISIBLE}
 
 
 def for_terminal(text: str) -> str:
@@ -37,3 +40,13 @@ def for_terminal(text: str) -> str:
     what the reader sees. HTML has its own escaping.
     """
     return text.translate(_VISIBLE)
+
+
+def json_for_terminal(data) -> str:
+    """``data`` as one line of JSON in which no control or bidi character is left raw.
+
+    ``json.dumps`` already escapes C0 controls; DEL, C1 controls and the bidi characters it
+    leaves as they are. They can only occur inside strings, so writing them as ``\\uXXXX``
+    keeps the JSON valid and the value the same.
+    """
+    return json.dumps(data, ensure_ascii=False).translate(_JSON_ESCAPES)

@@ -17,6 +17,7 @@ import sys
 import threading
 
 from shared.harness.arguments import OneLineParser
+from shared.harness.process import exit_status_of
 from shared.harness.config import load_settings_or_exit
 from shared.offline_llm.faults import ALL_FAULT_MODES as FAULT_MODES
 from shared.offline_llm.server import OfflineServer
@@ -87,4 +88,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_status_of(main))
