@@ -21,6 +21,7 @@ The JSON protocol is only spoken through the raw SDK; function calling through b
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -71,6 +72,9 @@ class Outcome:
 class Implementation:
     about: About
     run_agent: Callable
+    # The lesson's own builder (``build_agent`` / ``build_graph``), when its ``run_agent`` also takes
+    # a built ``app=``: the harness then builds once per model and settings, not once per run.
+    build: Callable | None = None
 
     @property
     def name(self) -> str:
@@ -97,8 +101,16 @@ class Implementation:
 
 
 def run_langchain(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
-    llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial, seed=options.seed)
-    messages = impl.run_agent(prompt, options.max_steps, llm=llm)
+    # What a run builds from (temperature, serial, seed, max_steps) and nothing else is built once per
+    # endpoint and reused: the key holds all of it, so a run gets exactly what it would have built
+    settings = (options.temperature, options.serial, options.seed)
+    llm = endpoint.reuse.get(("chat_model", *settings), lambda: endpoint.chat_model(
+        temperature=options.temperature, serial=options.serial, seed=options.seed))
+    built = {}
+    if impl.build is not None:
+        built["app"] = endpoint.reuse.get((impl.name, impl.build, *settings, options.max_steps),
+                                          lambda: build_app(impl.build, llm, options.max_steps))
+    messages = impl.run_agent(prompt, options.max_steps, llm=llm, **built)
     status, answer, error = outcome_from_messages(messages)
     return Outcome(rounds_from_messages(messages), status, answer, error)
 
@@ -107,7 +119,14 @@ def run_openai_sdk(impl: Implementation, prompt: str, endpoint: Endpoint, option
     switches: dict = {"disabled_fixes": options.disabled_fixes} if impl.about.fixes else {}
     if impl.protocol is Protocol.FUNCTION_CALLING:      # the JSON protocol is one call per reply anyway
         switches["serial"] = options.serial
+    client = endpoint.reuse.get("openai_client", endpoint.openai_client)
     result: LoopResult = impl.run_agent(
-        prompt, options.max_steps, client=endpoint.openai_client(), model=endpoint.model,
+        prompt, options.max_steps, client=client, model=endpoint.model,
         temperature=options.temperature, seed=options.seed, **switches)
     return Outcome(result.rounds, result.status, result.answer, result.error, result.stopped_at)
+
+
+def build_app(build: Callable, llm, max_steps: int):
+    """``build(llm)``, plus ``max_steps`` for a builder whose graph depends on it (create_agent's limit)."""
+    takes_steps = "max_steps" in inspect.signature(build).parameters
+    return build(llm, max_steps) if takes_steps else build(llm)
