@@ -163,15 +163,8 @@ def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, conc
     run) cancels the jobs not started, lets the running ones finish and be written, then
     propagates. ``run`` is :func:`shared.harness.runner.run_once` unless a test injects another.
     """
-    run = run or run_once          # 调用时才取：测试可以替换模块里的 run_once
     def work(job: Job) -> RunRecord:
-        try:
-            record = run(job.impl, job.prompt, endpoint, job.options(options))
-        except Exception as bug:  # noqa: BLE001 — 一个实现里的 bug：记下它（含文件和行号），接着跑别的
-            record = getattr(bug, "run_record", None) or RunRecord(
-                impl=job.impl.name, prompt=job.prompt, temperature=job.temperature, run=job.run,
-                status=Status.ERROR, answer=None, error=f"{type(bug).__name__}: {bug}")
-            record.error = ERR_BUG.format(error=record.error)
+        record = run_job(job, endpoint, options, run)
         results.append(record)
         if on_done:
             on_done(record)
@@ -194,3 +187,19 @@ def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, conc
     order = {job.key: i for i, job in enumerate(jobs)}
     records = [f.result() for f in futures]
     return sorted(records, key=lambda r: order[record_key(r)])
+
+
+def run_job(job: Job, endpoint: Endpoint, options: RunOptions, run: RunFunction | None = None) -> RunRecord:
+    """One job's record; a bug in an implementation becomes an error record (with its file and line).
+
+    The one place a job is run, in a sweep's thread or in a worker process (:mod:`compare.processes`).
+    """
+    run = run or run_once          # 调用时才取：测试可以替换模块里的 run_once
+    try:
+        return run(job.impl, job.prompt, endpoint, job.options(options))
+    except Exception as bug:  # noqa: BLE001 — 一个实现里的 bug：记下它（含文件和行号），接着跑别的
+        record = getattr(bug, "run_record", None) or RunRecord(
+            impl=job.impl.name, prompt=job.prompt, temperature=job.temperature, run=job.run,
+            status=Status.ERROR, answer=None, error=f"{type(bug).__name__}: {bug}")
+        record.error = ERR_BUG.format(error=record.error)
+        return record

@@ -135,7 +135,7 @@ def endpoint_at(base_url: str, settings: Settings, *, transport: httpx.BaseTrans
     """An endpoint for a server that is already running (the offline model in its own process),
     or, with ``transport``, one whose requests never leave the process (a benchmark's floor)."""
     return Endpoint(base_url=base_url, model=settings.model, timeout=settings.timeout, offline=offline,
-                    api_key=settings.api_key or OFFLINE_API_KEY, temperature=settings.temperature,
+                    api_key=OFFLINE_API_KEY if offline else settings.api_key or "", temperature=settings.temperature,
                     _http=SharedHttp(transport))
 
 
