@@ -54,12 +54,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
-import httpx
-
 from compare import layers
 from compare.failure_modes import MarkersMissing, replace_block
 from compare.implementations import IMPLEMENTATIONS
-from compare.layers import IN_PROCESS_URL, InProcessModel, MeasureError
+from compare.layers import MeasureError
 from compare.processes import ModelProcess, cores, expected_model_calls, on_cores
 from compare.suite import SuitePrompt, load_suite
 from compare.sweep import RESULTS_FILE, ResultsFile, plan_jobs
@@ -86,16 +84,22 @@ INTERRUPTED_STATUS = 130
 BASE_OPTIONS = RunOptions(temperature=TEMPERATURE, max_steps=MAX_STEPS, clock=REPRODUCIBLE_CLOCK)
 
 LAYERS_MARKERS = ("<!-- bench-layers:begin -->", "<!-- bench-layers:end -->")
-HARNESS_MARKERS = ("<!-- bench-harness:begin -->", "<!-- bench-harness:end -->")
+README_CONCURRENCY = (16, 64)      # README 里放这两种并发的 --harness 结果，各在自己的标记之间
+
+
+def harness_markers(concurrency: int) -> tuple[str, str]:
+    return f"<!-- bench-harness-{concurrency}:begin -->", f"<!-- bench-harness-{concurrency}:end -->"
+
 
 RAN_ON = "`{command}`，{day} 在这台机器上（{cores} 核，Python {python}）的原样输出；计时随机器和时刻变化，测试从不断言时间。"
-CALLS_TITLE = ("每次模型调用的成本：{impls} 个实现 × {prompts} 道题 × {repeat} 次，temperature 0，时钟固定，一次接一次地跑"
+CALLS_TITLE = ("每次模型调用的成本：{impls} 个实现 × {prompts} 道题 × {repeat} 轮，temperature 0，时钟固定；逐题轮流跑"
+               "每个实现和每个地板（交错着跑，别人抢走 CPU 的那一秒大家一起慢），每轮算一个 µs/次、取中位数"
                "（每个实现先热身一次，不计入）")
 CALLS_HEADER = ("| 实现 | 进程内 µs/次 | HTTP µs/次 | HTTP ÷ SDK 直调 | 模型调用 | 答出 |\n"
                 "|---|---|---|---|---|---|")
 FLOOR_ROWS = ("openai SDK 直调（地板）", "原始 HTTP（http.client，地板）", "离线模型自己（解析 + 规则 + 编码，无 HTTP）")
 CALLS_NOTE = ("进程内：模型在本进程里直接回答（一个 httpx transport 把请求交给离线模型的规则大脑，不经 socket），剩下的是"
-              "agent 代码、框架、SDK 和计量；HTTP：离线模型在它自己的进程里，经 127.0.0.1。地板重发 {floor} 发出的同一批请求。")
+              " agent 代码、框架、SDK 和计量；HTTP：离线模型在它自己的进程里，经 127.0.0.1。地板重发 {floor} 发出的同一批请求。")
 COLD_TITLE = "冷启动：新的 python 进程，import 实现和它的客户端库，再到第一个回答（{samples} 次取中位数）"
 COLD_HEADER = "| 实现 | import ms | 到第一个回答 ms | 合计 ms |\n|---|---|---|---|"
 FOOTPRINT_TITLE = "安装体积：每一层连同全部依赖（importlib.metadata 的文件记录，依赖按 requires 闭包）"
@@ -218,27 +222,18 @@ def ran_on(command: str) -> str:
 def run_layers(prompts: list[str], repeat: int, cold_samples: int) -> LayersResult:
     impls = list(IMPLEMENTATIONS.values())
     settings = offline_settings()
-    in_process = layers.in_process_endpoint(settings)
     with ModelProcess(settings) as base_url:
-        over_http = endpoint_at(base_url, settings)
-        costs = {impl.name: (layers.call_cost(impl, prompts, in_process, BASE_OPTIONS, repeat),
-                             layers.call_cost(impl, prompts, over_http, BASE_OPTIONS, repeat))
-                 for impl in impls}
-        requests = layers.recorded_requests(IMPLEMENTATIONS[FLOOR_IMPL], prompts, over_http, BASE_OPTIONS)
-        floors = {
-            "sdk_in_process_us": layers.sdk_floor(IN_PROCESS_URL, requests, repeat,
-                                                  http_client=httpx.Client(transport=InProcessModel())),
-            "sdk_http_us": layers.sdk_floor(base_url, requests, repeat),
-            "raw_http_us": layers.raw_http_floor(base_url, requests, repeat),
-            "model_alone_us": layers.brain_alone(requests, repeat),
-        }
+        measured = layers.per_call_costs(impls, prompts, layers.in_process_endpoint(settings),
+                                         endpoint_at(base_url, settings), BASE_OPTIONS, repeat,
+                                         IMPLEMENTATIONS[FLOOR_IMPL])
         # 冷启动放在最后：子进程不和本进程的计时抢 CPU
         cold = [cold_row(impl, base_url, prompts[0], cold_samples) for impl in impls]
-    calls = [call_row(impl, *costs[impl.name], floors["sdk_http_us"]) for impl in impls]
+    floors = {f"{name}_us": round(cost.us_per_call, 1) for name, cost in measured.floors.items()}
+    calls = [call_row(impl, measured.in_process[impl.name], measured.over_http[impl.name], floors["sdk_http_us"])
+             for impl in impls]
     return LayersResult(
-        repeat=repeat, prompts=len(prompts), cold_samples=cold_samples, calls=calls,
-        floors={k: round(v, 1) for k, v in floors.items()}, cold_start=cold,
-        footprint=[asdict(f) for f in layers.footprints()],
+        repeat=repeat, prompts=len(prompts), cold_samples=cold_samples, calls=calls, floors=floors,
+        cold_start=cold, footprint=[asdict(f) for f in layers.footprints()],
         lines=[asdict(layers.lines_of(path)) for path in lesson_files()])
 
 
@@ -416,12 +411,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.write is not None and not args.write.is_file():
         parser.error(ERR_WRITE.format(path=args.write, reason="文件不存在"))
     suite = load_suite()
-    command = " ".join(["python -m compare.bench", *(argv if argv is not None else sys.argv[1:])])
+    given = list(argv if argv is not None else sys.argv[1:])
+    if args.write is not None:            # 表格上写的是产生它的命令，不含 --write 本身
+        at = given.index("--write") if "--write" in given else None
+        given = given[:at] + given[at + 2:] if at is not None else [a for a in given if not a.startswith("--write=")]
+    shown = " ".join(["python -m compare.bench", *given])
     try:
         if args.harness:
-            records, text, markers = _harness(args, suite)
+            records, text, markers = _harness(args, suite, shown)
         else:
-            records, text, markers = _layers(args, suite, command)
+            records, text, markers = _layers(args, suite, shown)
         if args.write is not None:
             page = args.write.read_text(encoding="utf-8")
             args.write.write_text(replace_block(page, text, path=str(args.write), markers=markers), encoding="utf-8")
@@ -443,7 +442,7 @@ def _layers(args, suite: list[SuitePrompt], command: str):
     prompts = [p.prompt for p in (suite[:QUICK_PROMPTS] if args.quick else suite)]
     repeat = QUICK_REPEAT if args.quick else args.repeat or DEFAULT_REPEAT
     result = run_layers(prompts, repeat, 1 if args.quick else COLD_SAMPLES)
-    text = render_layers(result, command.replace(" --write " + str(args.write), "") if args.write else command)
+    text = render_layers(result, command)
     if args.json:
         print(json.dumps({"mode": "layers", **asdict(result)}, ensure_ascii=False))
     else:
@@ -453,16 +452,16 @@ def _layers(args, suite: list[SuitePrompt], command: str):
     return records, text, LAYERS_MARKERS
 
 
-def _harness(args, suite: list[SuitePrompt]):
+def _harness(args, suite: list[SuitePrompt], command: str):
     chosen = suite[:QUICK_HARNESS_PROMPTS] if args.quick else suite
     result, records = run_harness(chosen, args.latency_ms or DEFAULT_LATENCY_MS,
                                   args.concurrency or DEFAULT_CONCURRENCY)
-    text = render_harness(result, len(IMPLEMENTATIONS))
+    text = "\n".join([ran_on(command), "", render_harness(result, len(IMPLEMENTATIONS))])
     if args.json:
         print(json.dumps({"mode": "harness", **asdict(result)}, ensure_ascii=False))
     else:
         print(text)
-    return records, text, HARNESS_MARKERS
+    return records, text, harness_markers(result.concurrency)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import sys
 import time
 import tokenize
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -122,37 +122,101 @@ def in_process_endpoint(settings: Settings) -> Endpoint:
 
 # ---- µs per model call ----
 
-@dataclass(frozen=True)
+@dataclass
 class CallCost:
-    """One implementation's runs of every prompt on one endpoint."""
-    runs: int
-    answered: int
-    llm_calls: int
-    seconds: float
-    prompt_tokens: int
-    completion_tokens: int
+    """One implementation's (or floor's) runs, round by round: µs per call is the median round's."""
+    runs: int = 0
+    answered: int = 0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    rounds: list[tuple[float, int]] = field(default_factory=list)     # (seconds, model calls) per round
+
+    def add(self, seconds: float, calls: int, *, new_round: bool) -> None:
+        if new_round or not self.rounds:
+            self.rounds.append((0.0, 0))
+        total, count = self.rounds[-1]
+        self.rounds[-1] = (total + seconds, count + calls)
 
     @property
     def us_per_call(self) -> float:
-        return self.seconds / self.llm_calls * 1e6 if self.llm_calls else 0.0
+        # 每一轮（每道题都跑过一次）算一个 µs/次，取中位数：别人抢走 CPU 的那一轮不会拉偏结果
+        per_round = [seconds / calls * 1e6 for seconds, calls in self.rounds if calls]
+        return statistics.median(per_round) if per_round else 0.0
 
 
-def call_cost(impl: Implementation, prompts: list[str], endpoint: Endpoint, options: RunOptions,
-              repeat: int) -> CallCost:
-    run_once(impl, prompts[0], endpoint, options)          # 热身：延迟导入、首次使用的缓存、编好的图
-    runs = answered = calls = prompt_tokens = completion_tokens = 0
-    seconds = 0.0
-    for _ in range(repeat):
-        for prompt in prompts:
-            started = time.perf_counter()
-            record = run_once(impl, prompt, endpoint, options)
-            seconds += time.perf_counter() - started
-            runs += 1
-            answered += record.status == "answered"
-            calls += record.llm_calls
-            prompt_tokens += record.usage.get("prompt_tokens", 0)
-            completion_tokens += record.usage.get("completion_tokens", 0)
-    return CallCost(runs, answered, calls, seconds, prompt_tokens, completion_tokens)
+@dataclass
+class Measured:
+    in_process: dict[str, CallCost]
+    over_http: dict[str, CallCost]
+    floors: dict[str, CallCost]
+
+
+FLOORS = ("sdk_in_process", "sdk_http", "raw_http", "model_alone")
+
+
+def per_call_costs(impls: list[Implementation], prompts: list[str], in_process: Endpoint, over_http: Endpoint,
+                   options: RunOptions, repeat: int, floor_impl: Implementation) -> Measured:
+    """Every implementation and every floor, interleaved: prompt by prompt, each one after the other.
+
+    Interleaving is what makes the ratios fair on a machine others use too: a slow second
+    hits every implementation and the floors alike, not one of them.
+    """
+    from openai import OpenAI
+
+    endpoints = {"in_process": in_process, "over_http": over_http}
+    for impl in impls:                                   # 热身：延迟导入、首次使用的缓存、编好的图
+        for endpoint in endpoints.values():
+            run_once(impl, prompts[0], endpoint, options)
+    requests = {prompt: [(body, json.dumps(body, ensure_ascii=False).encode("utf-8"))
+                         for body in recorded_requests(floor_impl, [prompt], over_http, options)]
+                for prompt in prompts}
+    clients = {"sdk_in_process": OpenAI(base_url=IN_PROCESS_URL, api_key="floor", max_retries=0,
+                                        http_client=httpx.Client(transport=InProcessModel())),
+               "sdk_http": OpenAI(base_url=over_http.base_url, api_key="floor", max_retries=0)}
+    raw = RawHttp(over_http.base_url)
+    brain = PolicyBrain()
+    # 每个地板拿到（请求 dict, 编好的字节）：SDK 和原始 HTTP 自己序列化（客户端本来就要做），
+    # "离线模型自己"从字节开始：解析、决定、编码回答，正是服务器为一个请求做的事
+    floors = {
+        "sdk_in_process": lambda body, _: clients["sdk_in_process"].chat.completions.create(**body),
+        "sdk_http": lambda body, _: clients["sdk_http"].chat.completions.create(**body),
+        "raw_http": lambda body, _: raw.post(json.dumps(body, ensure_ascii=False).encode("utf-8")),
+        "model_alone": lambda _, raw_body: json.dumps(brain(parse_chat_request(raw_body)),
+                                                      ensure_ascii=False).encode("utf-8"),
+    }
+    for send in floors.values():
+        send(*requests[prompts[0]][0])
+    measured = Measured({impl.name: CallCost() for impl in impls}, {impl.name: CallCost() for impl in impls},
+                        {name: CallCost() for name in FLOORS})
+    try:
+        for _ in range(repeat):
+            for index, prompt in enumerate(prompts):
+                for impl in impls:
+                    for where, endpoint in endpoints.items():
+                        _run_timed(getattr(measured, where)[impl.name], impl, prompt, endpoint, options,
+                                   new_round=index == 0)
+                for name, send in floors.items():
+                    started = time.perf_counter()
+                    for body, raw_body in requests[prompt]:
+                        send(body, raw_body)
+                    measured.floors[name].add(time.perf_counter() - started, len(requests[prompt]),
+                                              new_round=index == 0)
+    finally:
+        raw.close()
+    return measured
+
+
+def _run_timed(cost: CallCost, impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions, *,
+               new_round: bool) -> None:
+    started = time.perf_counter()
+    record = run_once(impl, prompt, endpoint, options)
+    cost.add(time.perf_counter() - started, record.llm_calls, new_round=new_round)
+    cost.runs += 1
+    cost.answered += record.status == "answered"
+    cost.llm_calls += record.llm_calls
+    cost.prompt_tokens += record.usage.get("prompt_tokens", 0)
+    cost.completion_tokens += record.usage.get("completion_tokens", 0)
 
 
 def recorded_requests(impl: Implementation, prompts: list[str], endpoint: Endpoint,
@@ -162,51 +226,20 @@ def recorded_requests(impl: Implementation, prompts: list[str], endpoint: Endpoi
             for exchange in run_once(impl, prompt, endpoint, options).exchanges]
 
 
-def sdk_floor(base_url: str, requests: list[dict], repeat: int, *, http_client: httpx.Client | None = None) -> float:
-    """µs per call of a bare ``openai`` client sending the recorded requests (after one warm-up call)."""
-    from openai import OpenAI
+class RawHttp:
+    """``http.client`` posting chat completions on one keep-alive connection; the answer parsed, nothing else."""
 
-    client = OpenAI(base_url=base_url, api_key="floor", max_retries=0, http_client=http_client)
-    client.chat.completions.create(**requests[0])
-    started = time.perf_counter()
-    for _ in range(repeat):
-        for body in requests:
-            client.chat.completions.create(**body)
-    return (time.perf_counter() - started) / (repeat * len(requests)) * 1e6
+    def __init__(self, base_url: str) -> None:
+        url = urlsplit(base_url)
+        self.path = url.path.rstrip("/") + "/chat/completions"
+        self.connection = http.client.HTTPConnection(url.hostname, url.port)
 
+    def post(self, body: bytes) -> dict:
+        self.connection.request("POST", self.path, body=body, headers={"Content-Type": "application/json"})
+        return json.loads(self.connection.getresponse().read())     # 客户端至少要把回答解析出来
 
-def raw_http_floor(base_url: str, requests: list[dict], repeat: int) -> float:
-    """µs per call of ``http.client`` posting the same bodies on one keep-alive connection."""
-    url = urlsplit(base_url)
-    path = url.path.rstrip("/") + "/chat/completions"
-    bodies = [json.dumps(body, ensure_ascii=False).encode("utf-8") for body in requests]
-    connection = http.client.HTTPConnection(url.hostname, url.port)
-    headers = {"Content-Type": "application/json"}
-
-    def post(body: bytes) -> None:
-        connection.request("POST", path, body=body, headers=headers)
-        json.loads(connection.getresponse().read())       # 客户端至少要把回答解析出来
-
-    try:
-        post(bodies[0])
-        started = time.perf_counter()
-        for _ in range(repeat):
-            for body in bodies:
-                post(body)
-        return (time.perf_counter() - started) / (repeat * len(bodies)) * 1e6
-    finally:
-        connection.close()
-
-
-def brain_alone(requests: list[dict], repeat: int) -> float:
-    """µs the offline model itself takes per call (parse, decide, encode), no client, no HTTP."""
-    brain = PolicyBrain()
-    bodies = [json.dumps(body, ensure_ascii=False).encode("utf-8") for body in requests]
-    started = time.perf_counter()
-    for _ in range(repeat):
-        for body in bodies:
-            json.dumps(brain(parse_chat_request(body)), ensure_ascii=False).encode("utf-8")
-    return (time.perf_counter() - started) / (repeat * len(bodies)) * 1e6
+    def close(self) -> None:
+        self.connection.close()
 
 
 # ---- cold start ----
