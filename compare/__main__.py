@@ -9,7 +9,8 @@ The command line the README documents ("compare"), plus ``--max-steps``:
 What it does, in order: read the settings once; fix the clock (``AGENT_CLOCK``, see
 :data:`DEFAULT_CLOCK`) so ``get_current_time`` answers the same in every implementation;
 open the model endpoint once (the embedded offline model, a real one, or a cassette being
-replayed); run the sweep (:mod:`compare.sweep`), appending every finished run to
+replayed); run the sweep (:mod:`compare.sweep`; with ``--concurrency`` above 1 and no cassette,
+on every core: :mod:`compare.processes`), appending every finished run to
 ``OUT/runs.jsonl``; judge every prompt and temperature (:mod:`compare.report`); print the
 one line per prompt and temperature (or, with ``--json``, exactly one JSON object) and write
 ``report.json``, ``report.md`` and ``report.html`` (the full tables, the seed grid and the

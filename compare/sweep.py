@@ -9,9 +9,10 @@ asks the (offline) model for the same sampling decisions, so a difference betwee
 implementations in the same run is the mechanism, and a difference between runs is the
 sampling. At temperature 0 no seed is sent (nothing is sampled).
 
-Concurrency: up to ``concurrency`` jobs at once, in threads (each run builds its own HTTP
-client, so they share nothing but the server). A run that fails is a record with status
-``error``; the other runs go on.
+Concurrency: up to ``concurrency`` jobs at once, in threads sharing the endpoint (its one
+HTTP client, its reused models and graphs). ``python -m compare`` spreads a concurrent sweep
+over worker processes instead (:mod:`compare.processes`), running each job with
+:func:`run_job` too. A run that fails is a record with status ``error``; the other runs go on.
 
 Nothing is lost on an interruption: each finished run is appended to a JSONL file (one
 record per line, flushed at once) from the worker that ran it. On Ctrl-C the jobs not yet
