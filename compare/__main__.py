@@ -241,7 +241,7 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
     new: list[RunRecord] = []
     # 并发、模型是离线规则或真实端点（不是 cassette、不是人）时，用上每个核：见 compare/processes.py。
     # 进程在进度条之前 fork：进度条的刷新线程不该被复制进子进程
-    cores = (on_cores(settings, concurrency) if concurrency > 1 and groups[0][0] is None and len(groups) == 1
+    cores = (on_cores(settings, concurrency, plan.impls) if concurrency > 1 and groups[0][0] is None and len(groups) == 1
              and can_fork() else nullcontext())
     with cores as sweep, progress_bar([i.name for i in plan.impls], totals, enabled=show_progress) as tick:
         for brain, group in groups:

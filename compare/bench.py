@@ -329,7 +329,7 @@ def run_harness(prompts: list[SuitePrompt], latency_ms: int, concurrency: int) -
     header = {"bench": "harness", "latency_ms": latency_ms, "concurrency": concurrency,
               "max_steps": MAX_STEPS, "clock": REPRODUCIBLE_CLOCK}
     with tempfile.TemporaryDirectory(prefix="compare-bench-") as out, \
-            on_cores(offline_settings(latency_ms), concurrency, warm_up=warm_up,
+            on_cores(offline_settings(latency_ms), concurrency, impls, warm_up=warm_up,
                      warm_up_options=BASE_OPTIONS) as sweep:
         results = ResultsFile(Path(out) / RESULTS_FILE)
         results.start(header, resume=False)

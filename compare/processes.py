@@ -16,7 +16,9 @@ model ends up waiting for the CPU, not for the model. Here
   finished record back, so the file has one writer, as with threads.
 
 Workers are forked from the parent, so they start with everything the parent imported and
-the implementations it knows (a lesson a test replaced included). Each builds its own
+the implementations they are given (a lesson a test replaced, a function defined in a test,
+included): a job crosses to a worker as the implementation's name and its plain fields,
+never as pickled code. Each builds its own
 endpoint (one HTTP client, one set of reused graphs per worker). With ``warm_up`` jobs each
 worker runs them first and throws the records away: the first run of an implementation
 pays lazy imports and first-use caches, which a timed window must not contain.
@@ -33,7 +35,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import pickle
 import queue
 import signal
 import threading
@@ -46,6 +47,7 @@ from compare.sweep import Job, ResultsFile, record_key, run_job
 from shared.harness.config import Settings
 from compare.suite import SuitePrompt
 from shared.harness.endpoint import Endpoint, endpoint_at
+from shared.harness.implementation import Implementation
 from shared.harness.run_record import RunRecord, Status
 from shared.harness.runner import RunOptions
 
@@ -55,6 +57,7 @@ ERR_NO_FORK = "this platform cannot fork"
 ERR_WORKER_DIED = "worker process {pid} exited with {code} before sending this run back"
 ERR_START = "worker processes did not start within {seconds} s"
 ERR_MODEL_START = "the offline model's process did not start: {reason}"
+ERR_UNKNOWN = "the workers were not given these implementations when they started: {names}"
 
 _READY = "ready"
 _DONE = "done"
@@ -97,13 +100,13 @@ def expected_model_calls(prompts: Iterable[SuitePrompt]) -> Callable[[Job], floa
 
 
 @contextmanager
-def on_cores(settings: Settings, concurrency: int, *, warm_up: Iterable[Job] = (),
-             warm_up_options: RunOptions = RunOptions()) -> Iterator[ProcessSweep]:
+def on_cores(settings: Settings, concurrency: int, impls: Iterable[Implementation], *,
+             warm_up: Iterable[Job] = (), warm_up_options: RunOptions = RunOptions()) -> Iterator[ProcessSweep]:
     """A :class:`ProcessSweep` shaped for ``concurrency``; the offline model in its own process
     when the settings name no endpoint."""
     with ExitStack() as stack:
         base_url = settings.base_url or stack.enter_context(ModelProcess(settings))
-        yield stack.enter_context(ProcessSweep(base_url, settings, Shape.for_concurrency(concurrency),
+        yield stack.enter_context(ProcessSweep(base_url, settings, Shape.for_concurrency(concurrency), impls,
                                                warm_up=warm_up, warm_up_options=warm_up_options))
 
 
@@ -171,16 +174,17 @@ def _serve_model(settings: Settings, conn) -> None:
 class ProcessSweep:
     """Worker processes, each running up to ``threads`` jobs at once against one endpoint.
 
-    ``with ProcessSweep(endpoint_url, settings, Shape(2, 8), warm_up=jobs) as sweep:
+    ``with ProcessSweep(endpoint_url, settings, Shape(2, 8), impls, warm_up=jobs) as sweep:
     records = sweep.run(jobs, results=..., options=...)``. Start-up (forking, warm-up) happens
     in ``__enter__``, so a caller times :meth:`run` alone.
     """
 
-    def __init__(self, base_url: str, settings: Settings, shape: Shape, *,
+    def __init__(self, base_url: str, settings: Settings, shape: Shape, impls: Iterable[Implementation], *,
                  warm_up: Iterable[Job] = (), warm_up_options: RunOptions = RunOptions()):
         if not can_fork():
             raise RuntimeError(ERR_NO_FORK)
         self.base_url, self.settings, self.shape = base_url, settings, shape
+        self.impls = {impl.name: impl for impl in impls}
         self.warm_up, self.warm_up_options = list(warm_up), warm_up_options
         self._context = multiprocessing.get_context("fork")
         self._jobs = self._context.Queue()
@@ -191,8 +195,8 @@ class ProcessSweep:
         for index in range(self.shape.workers):
             process = self._context.Process(
                 target=_worker, name=f"compare-worker-{index}", daemon=True,
-                args=(self.base_url, self.settings, self.shape.threads, self.warm_up, self.warm_up_options,
-                      self._jobs, self._results))
+                args=(self.base_url, self.settings, self.shape.threads, self.impls, self.warm_up,
+                      self.warm_up_options, self._jobs, self._results))
             process.start()
             self._workers.append(process)
         ready = 0
@@ -223,6 +227,9 @@ class ProcessSweep:
         Returns the records in ``jobs`` order. ``KeyboardInterrupt`` stops handing out jobs,
         waits for and writes the ones in flight, then propagates.
         """
+        unknown = {job.impl.name for job in jobs if self.impls.get(job.impl.name) != job.impl}
+        if unknown:
+            raise ValueError(ERR_UNKNOWN.format(names=", ".join(sorted(unknown))))
         order = longest_first(jobs, expected) if expected else list(jobs)
         slots = self.shape.workers * self.shape.threads
         by_key = {job.key: job for job in order}
@@ -232,8 +239,8 @@ class ProcessSweep:
 
         def hand_out() -> None:
             for job in pending:
-                # 在这里序列化：一个送不进子进程的 job 当场报错，而不是在队列的后台线程里悄悄丢掉
-                self._jobs.put(pickle.dumps((job, options)))
+                # 送过去的是名字和普通字段：实现本身（代码）worker 在 fork 时就有了
+                self._jobs.put((job.impl.name, job.prompt, job.temperature, job.run, options))
                 in_flight.add(job.key)
                 if len(in_flight) >= slots:
                     return
@@ -282,14 +289,14 @@ class ProcessSweep:
                         error=ERR_WORKER_DIED.format(pid=dead[0].pid, code=dead[0].exitcode)))
 
 
-def _worker(base_url: str, settings: Settings, threads: int, warm_up: list[Job], warm_up_options: RunOptions,
-            jobs, results) -> None:
+def _worker(base_url: str, settings: Settings, threads: int, impls: dict[str, Implementation], warm_up: list[Job],
+            warm_up_options: RunOptions, jobs, results) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C 由父进程收尾：在途的运行跑完再走
     endpoint = endpoint_at(base_url, settings, offline=not settings.base_url)
     with ThreadPoolExecutor(max_workers=threads) as warming:   # 热身：延迟导入、首次使用的缓存、编好的图，不计入
         list(warming.map(lambda job: run_job(job, endpoint, warm_up_options), warm_up))
     results.put((_READY, None, None))
-    pool = [threading.Thread(target=_run_jobs, args=(endpoint, jobs, results), daemon=True)
+    pool = [threading.Thread(target=_run_jobs, args=(endpoint, impls, jobs, results), daemon=True)
             for _ in range(threads)]
     for thread in pool:
         thread.start()
@@ -297,13 +304,14 @@ def _worker(base_url: str, settings: Settings, threads: int, warm_up: list[Job],
         thread.join()
 
 
-def _run_jobs(endpoint: Endpoint, jobs, results) -> None:
+def _run_jobs(endpoint: Endpoint, impls: dict[str, Implementation], jobs, results) -> None:
     while True:
         item = jobs.get()
         if item is None:
             jobs.put(None)        # 让同一进程里的其他线程也看到结束
             return
-        job, options = pickle.loads(item)
+        name, prompt, temperature, run, options = item
+        job = Job(impls[name], prompt, temperature, run)
         try:
             record = run_job(job, endpoint, options)
         except BaseException:     # noqa: BLE001 — run 里的 KeyboardInterrupt：告诉父进程

@@ -85,9 +85,9 @@ def test_the_concurrency_flag_reaches_the_sweep(offline, monkeypatch, capsys):
         barrier.wait()
         return real_run_once(*args)
 
-    def spy(settings, concurrency, **kwargs):
+    def spy(settings, concurrency, impls, **kwargs):
         asked.append(concurrency)
-        return real_on_cores(settings, concurrency, **kwargs)
+        return real_on_cores(settings, concurrency, impls, **kwargs)
 
     monkeypatch.setattr(sweep, "run_once", waits_for_the_other)
     monkeypatch.setattr(compare_main, "on_cores", spy)

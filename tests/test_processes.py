@@ -45,7 +45,7 @@ def fake_runs(monkeypatch):
 
 
 def sweep_on(shape: Shape, jobs, results: ResultsFile, **kwargs) -> list[RunRecord]:
-    with ProcessSweep("http://127.0.0.1:9/v1", SETTINGS, shape) as pool:    # 假运行不连端点
+    with ProcessSweep("http://127.0.0.1:9/v1", SETTINGS, shape, [A, B]) as pool:    # 假运行不连端点
         return pool.run(jobs, results=results, **kwargs)
 
 
