@@ -59,10 +59,12 @@ def build_agent(llm: BaseChatModel):
 def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None,
               app=None) -> list[BaseMessage]:
     """黑盒的全部用法：invoke 一次，拿回完整的 messages 历史。没给 llm 就用配置的模型。"""
-    # app：一张编好的图。compare 用同一个模型、同样的设置跑几百次，编图（建 ToolNode、create_react_agent 编译）比离线模型回答一次还贵，
-    # 所以它把 build_agent(llm) 的结果留着、每次传进来；图里不存任何一次运行的状态（状态在 invoke 的输入里），
-    # 复用它，发出的请求和 trace 一字不差（tests/test_reuse.py 检查）。单独运行时不传，照常现编一张。
-    app = app or build_agent(llm or chat_model())
+    # 建 agent 就在下面两行。app 是 compare 传进来的一张编好的图：它用同一个模型、同样的设置跑几百次，
+    # 而编一次图（建 ToolNode、create_react_agent 编译）比离线模型回答一次还贵；图里不存任何一次运行的状态
+    # （状态全在 invoke 的输入里），所以它只编一次 build_agent(llm)，之后每次复用，
+    # 发出的请求和 trace 一字不差（tests/test_reuse.py 检查）。单独运行时不传，就在这里现编一张。
+    if app is None:
+        app = build_agent(llm or chat_model())
     result = app.invoke(
         {"messages": [HumanMessage(content=user_input)]},
         config={"recursion_limit": recursion_limit_for(max_steps)},

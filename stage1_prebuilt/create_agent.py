@@ -120,10 +120,12 @@ def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None
 
     不传 recursion_limit：步数由 ModelCallLimitMiddleware 管，create_agent 自带的 9_999 只是安全网。
     """
-    # app：一张编好的图。compare 用同一个模型、同样的设置跑几百次，编图（create_agent 建图、装 middleware）比离线模型回答一次还贵，
-    # 所以它把 build_agent(llm, max_steps) 的结果留着、每次传进来；图里不存任何一次运行的状态（状态在 invoke 的输入里），
-    # 复用它，发出的请求和 trace 一字不差（tests/test_reuse.py 检查）。单独运行时不传，照常现编一张。
-    app = app or build_agent(llm or chat_model(), max_steps)
+    # 建 agent 就在下面两行。app 是 compare 传进来的一张编好的图：它用同一个模型、同样的设置跑几百次，
+    # 而编一次图（create_agent 建图、装 middleware）比离线模型回答一次还贵；图里不存任何一次运行的状态
+    # （状态全在 invoke 的输入里），所以它只编一次 build_agent(llm, max_steps)，之后每次复用，
+    # 发出的请求和 trace 一字不差（tests/test_reuse.py 检查）。单独运行时不传，就在这里现编一张。
+    if app is None:
+        app = build_agent(llm or chat_model(), max_steps)
     result = app.invoke({"messages": [HumanMessage(content=user_input)]})
     return result["messages"]
 
