@@ -263,8 +263,7 @@ class ProcessSweep:
                 collect()
                 hand_out()
         except BaseException:
-            pending = iter(())            # 没发出去的不再发；在途的跑完并落盘
-            while in_flight:
+            while in_flight:              # 没发出去的不再发；在途的跑完并落盘
                 try:
                     collect()
                 except KeyboardInterrupt:
