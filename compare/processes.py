@@ -127,14 +127,16 @@ class ModelProcess:
                                         name="offline-model", daemon=True)
         self._process.start()
         child_end.close()
-        if not parent_end.poll(START_SECONDS):
-            self.__exit__()
-            raise RuntimeError(ERR_MODEL_START.format(reason="timed out"))
-        kind, value = parent_end.recv()
         self._stop = parent_end
-        if kind != _READY:
+        try:
+            if not parent_end.poll(START_SECONDS):
+                raise RuntimeError(ERR_MODEL_START.format(reason="timed out"))
+            kind, value = parent_end.recv()
+            if kind != _READY:
+                raise RuntimeError(ERR_MODEL_START.format(reason=value))
+        except BaseException:
             self.__exit__()
-            raise RuntimeError(ERR_MODEL_START.format(reason=value))
+            raise
         return value
 
     def __exit__(self, *exc_info) -> None:
@@ -192,21 +194,24 @@ class ProcessSweep:
         self._workers: list[multiprocessing.Process] = []
 
     def __enter__(self) -> "ProcessSweep":
-        for index in range(self.shape.workers):
-            process = self._context.Process(
-                target=_worker, name=f"compare-worker-{index}", daemon=True,
-                args=(self.base_url, self.settings, self.shape.threads, self.impls, self.warm_up,
-                      self.warm_up_options, self._jobs, self._results))
-            process.start()
-            self._workers.append(process)
-        ready = 0
-        while ready < len(self._workers):
-            try:
-                kind, _, _ = self._results.get(timeout=START_SECONDS)
-            except queue.Empty:
-                self.__exit__()
-                raise RuntimeError(ERR_START.format(seconds=START_SECONDS)) from None
-            ready += kind == _READY
+        try:
+            for index in range(self.shape.workers):
+                process = self._context.Process(
+                    target=_worker, name=f"compare-worker-{index}", daemon=True,
+                    args=(self.base_url, self.settings, self.shape.threads, self.impls, self.warm_up,
+                          self.warm_up_options, self._jobs, self._results))
+                process.start()
+                self._workers.append(process)
+            ready = 0
+            while ready < len(self._workers):
+                try:
+                    kind, _, _ = self._results.get(timeout=START_SECONDS)
+                except queue.Empty:
+                    raise RuntimeError(ERR_START.format(seconds=START_SECONDS)) from None
+                ready += kind == _READY
+        except BaseException:             # Ctrl-C 在启动时也一样：已经起来的 worker 不留下
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc_info) -> None:
