@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -15,10 +18,12 @@ import pytest
 import compare.sweep as sweep
 from compare.__main__ import main
 from compare.processes import ModelProcess, ProcessSweep, Shape, longest_first
+from compare.suite import load_suite
 from compare.sweep import ResultsFile, plan_jobs, record_key
 from shared.harness.config import load_settings
 from shared.harness.implementation import About, Implementation
 from shared.harness.run_record import RunRecord, Status
+from tests.support.cli import clean_environment
 
 HEADER = {"model": "offline"}
 SETTINGS = load_settings(env={}, dotenv=None)
@@ -126,3 +131,32 @@ def test_compare_on_every_core_reads_the_same_as_in_one_thread(tmp_path, capsys,
                         [(r["impl"], r["prompt"], r["run"], r["status"], r["rounds"], r["answer"])
                          for r in data["results"]]))
     assert reports[0] == reports[1]
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_every_core_keeps_what_finished_and_resume_runs_the_rest_once(tmp_path):
+    """A real SIGINT to the whole process group (what a terminal's Ctrl-C sends): exit 130, no process left."""
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "compare", "--impl", "pure_loop", "json_loop", "fc_loop", "--runs", "4",
+               "--temperature", "0.7", "--concurrency", "4", "--out", str(out)]
+    env = clean_environment({"OFFLINE_LLM_LATENCY_MS": "150"})
+    path = out / "runs.jsonl"
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (path.is_file() and len(path.read_text(encoding="utf-8").splitlines()) > 3):
+        assert time.monotonic() < deadline and process.poll() is None, "the sweep never got going"
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "--resume" in err
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)                     # 进程组里一个不剩：worker 和离线模型都走了
+    kept = len(path.read_text(encoding="utf-8").splitlines()) - 1
+    done = subprocess.run([*command, "--resume"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
+    keys = [(r["impl"], r["prompt"], r["temperature"], r["run"]) for r in rows]
+    assert len(keys) == len(set(keys)) > kept
+    assert len(keys) == 3 * 4 * len(load_suite())
