@@ -15,7 +15,7 @@ Every implementation runs the suite prompts (``--quick``: the first 3) ``--repea
 warm-up run, twice: on a model answering in-process and over HTTP against the offline model
 in its own process. Then, in the same run, the floors (the bare ``openai`` SDK and raw HTTP
 sending the same requests), the cold start of each implementation in a fresh ``python``
-(median of 3; ``--quick``: 1), the installed footprint of each tier next to the article's
+(the fastest of 3; ``--quick``: 1), the installed footprint of each tier next to the article's
 "500 MB", the tokens per run of each protocol and the lines of each lesson file.
 
 **The harness** (``--harness``). The offline model is slowed down: every response waits
@@ -93,14 +93,14 @@ def harness_markers(concurrency: int) -> tuple[str, str]:
 
 RAN_ON = "`{command}`，{day} 在这台机器上（{cores} 核，Python {python}）的原样输出；计时随机器和时刻变化，测试从不断言时间。"
 CALLS_TITLE = ("每次模型调用的成本：{impls} 个实现 × {prompts} 道题 × {repeat} 轮，temperature 0，时钟固定；逐题轮流跑"
-               "每个实现和每个地板（交错着跑，别人抢走 CPU 的那一秒大家一起慢），每轮算一个 µs/次、取中位数"
+               "每个实现和每个地板（交错着跑，别人抢走 CPU 的那一秒大家一起慢），每轮算一个 µs/次、取最快的一轮"
                "（每个实现先热身一次，不计入）")
 CALLS_HEADER = ("| 实现 | 进程内 µs/次 | HTTP µs/次 | HTTP ÷ SDK 直调 | 模型调用 | 答出 |\n"
                 "|---|---|---|---|---|---|")
 FLOOR_ROWS = ("openai SDK 直调（地板）", "原始 HTTP（http.client，地板）", "离线模型自己（解析 + 规则 + 编码，无 HTTP）")
 CALLS_NOTE = ("进程内：模型在本进程里直接回答（一个 httpx transport 把请求交给离线模型的规则大脑，不经 socket），剩下的是"
               " agent 代码、框架、SDK 和计量；HTTP：离线模型在它自己的进程里，经 127.0.0.1。地板重发 {floor} 发出的同一批请求。")
-COLD_TITLE = "冷启动：新的 python 进程，import 实现和它的客户端库，再到第一个回答（{samples} 次取中位数）"
+COLD_TITLE = "冷启动：新的 python 进程，import 实现和它的客户端库，再到第一个回答（{samples} 个进程里最快的）"
 COLD_HEADER = "| 实现 | import ms | 到第一个回答 ms | 合计 ms |\n|---|---|---|---|"
 FOOTPRINT_TITLE = "安装体积：每一层连同全部依赖（importlib.metadata 的文件记录，依赖按 requires 闭包）"
 FOOTPRINT_HEADER = "| 层 | 分发包 | 文件 | MB | 用到它的实现 |\n|---|---|---|---|---|"

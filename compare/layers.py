@@ -34,7 +34,6 @@ import http.client
 import io
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -124,7 +123,7 @@ def in_process_endpoint(settings: Settings) -> Endpoint:
 
 @dataclass
 class CallCost:
-    """One implementation's (or floor's) runs, round by round: µs per call is the median round's."""
+    """One implementation's (or floor's) runs, round by round: µs per call is the fastest round's."""
     runs: int = 0
     answered: int = 0
     llm_calls: int = 0
@@ -140,9 +139,10 @@ class CallCost:
 
     @property
     def us_per_call(self) -> float:
-        # 每一轮（每道题都跑过一次）算一个 µs/次，取中位数：别人抢走 CPU 的那一轮不会拉偏结果
+        # 每一轮（每道题都跑过一次）算一个 µs/次，取最快的一轮（和 timeit 一样）：别的进程抢走 CPU
+        # 只会让一轮变慢、不会变快，最快的那轮最接近代码本身的成本
         per_round = [seconds / calls * 1e6 for seconds, calls in self.rounds if calls]
-        return statistics.median(per_round) if per_round else 0.0
+        return min(per_round, default=0.0)
 
 
 @dataclass
@@ -250,7 +250,7 @@ def needed_modules(impl: Implementation) -> tuple[str, ...]:
 
 
 def cold_start(impl: Implementation, base_url: str, prompt: str, samples: int) -> tuple[float, float, list[str]]:
-    """Median seconds, in a fresh interpreter, to import ``impl`` (and its client), then to its first answer;
+    """The fastest of ``samples`` fresh interpreters: seconds to import ``impl`` (and its client), then to its first answer;
     and the top-level packages that process had loaded by then."""
     command = [sys.executable, "-c", COLD_START_SNIPPET, ",".join(needed_modules(impl)), base_url, prompt,
                REPRODUCIBLE_CLOCK]
@@ -265,7 +265,7 @@ def cold_start(impl: Implementation, base_url: str, prompt: str, samples: int) -
         timing = json.loads(lines[-1])
         imports.append(timing["import"])
         answers.append(timing["first_answer"])
-    return statistics.median(imports), statistics.median(answers), timing["loaded"]
+    return min(imports), min(answers), timing["loaded"]
 
 
 def tier_of(loaded: Iterable[str]) -> str:
