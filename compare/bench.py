@@ -72,7 +72,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_REPEAT = 3
 QUICK_REPEAT = 1
-COLD_SAMPLES = 3                   # 冷启动测几次取中位数（每次一个新进程）
+COLD_SAMPLES = 3                   # 冷启动测几次取最快的（每次一个新进程）
 QUICK_PROMPTS = 3
 DEFAULT_LATENCY_MS = 200
 DEFAULT_CONCURRENCY = 4
