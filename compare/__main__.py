@@ -10,7 +10,8 @@ The command line the README documents ("compare"), plus ``--max-steps``:
 What it does, in order: read the settings once; fix the clock (``AGENT_CLOCK``, see
 :data:`DEFAULT_CLOCK`) so ``get_current_time`` answers the same in every implementation;
 open the model endpoint once (the embedded offline model, a real one, or a cassette being
-replayed); run the sweep (:mod:`compare.sweep`), appending every finished run to
+replayed); run the sweep (:mod:`compare.sweep`; with ``--concurrency`` above 1 and no cassette,
+on every core: :mod:`compare.processes`), appending every finished run to
 ``OUT/runs.jsonl``; judge every prompt and temperature (:mod:`compare.report`); print the
 one line per prompt and temperature (or, with ``--json``, exactly one JSON object) and write
 ``report.json``, ``report.md`` and ``report.html`` (the full tables, the seed grid and the
@@ -38,10 +39,12 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 from compare.cassette import Cassette, CassetteError
+from compare.processes import can_fork, expected_model_calls, on_cores
 from compare.render_text import print_report, progress_bar
 from compare.report import Report, build_report
 from compare.report_files import write_reports
@@ -302,8 +305,16 @@ def _sweep(jobs: list[Job], results: ResultsFile, header: dict, settings: Settin
                       approve=approval.policy(args.approve), data_dir=settings.data_dir)
     totals = Counter(job.impl.name for job in todo)
     new: list[RunRecord] = []
-    with progress_bar([i.name for i in plan.impls], totals, enabled=show_progress) as tick:
+    # 并发、模型是离线规则或真实端点（不是 cassette、不是人）时，用上每个核：见 compare/processes.py。
+    # 进程在进度条之前 fork：进度条的刷新线程不该被复制进子进程
+    cores = (on_cores(settings, concurrency, plan.impls) if concurrency > 1 and groups[0][0] is None and len(groups) == 1
+             and can_fork() else nullcontext())
+    with cores as sweep, progress_bar([i.name for i in plan.impls], totals, enabled=show_progress) as tick:
         for brain, group in groups:
+            if sweep is not None:
+                new += sweep.run(group, results=results, options=base, on_done=tick,
+                                 expected=expected_model_calls(plan.prompts))
+                continue
             with open_endpoint(settings, brain=brain) as endpoint:
                 new += run_sweep(group, endpoint, results=results, concurrency=concurrency,
                                  options=base, on_done=tick)

@@ -9,9 +9,10 @@ asks the (offline) model for the same sampling decisions, so a difference betwee
 implementations in the same run is the mechanism, and a difference between runs is the
 sampling. At temperature 0 no seed is sent (nothing is sampled).
 
-Concurrency: up to ``concurrency`` jobs at once, in daemon threads (they share the
-endpoint's one HTTP client and nothing else). A run that fails is a record with status
-``error``; the other runs go on.
+Concurrency: up to ``concurrency`` jobs at once, in daemon threads sharing the endpoint (its one
+HTTP client, its reused chat models). ``python -m compare`` spreads a concurrent sweep over
+worker processes instead (:mod:`compare.processes`), running each job with :func:`run_job` too.
+A run that fails is a record with status ``error``; the other runs go on.
 
 Nothing is lost, and nothing is counted twice:
 
@@ -229,12 +230,7 @@ def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, conc
             except queue.Empty:
                 return
             try:
-                record = run(job.impl, job.prompt, endpoint, job.options(options))
-            except Exception as bug:  # noqa: BLE001 — 一个实现里的 bug：记下它（含文件和行号），接着跑别的
-                record = getattr(bug, "run_record", None) or RunRecord(
-                    impl=job.impl.name, prompt=job.prompt, temperature=job.temperature, run=job.run,
-                    status=Status.ERROR, answer=None, error=f"{type(bug).__name__}: {bug}")
-                record.error = ERR_BUG.format(error=record.error)
+                record = run_job(job, endpoint, options, run)
             except BaseException as interrupt:    # noqa: BLE001 — 测试里的 run 可以抛 KeyboardInterrupt
                 finished.put(interrupt)
                 return
@@ -267,3 +263,19 @@ def run_sweep(jobs: list[Job], endpoint: Endpoint, *, results: ResultsFile, conc
         raise
     order = {job.key: i for i, job in enumerate(jobs)}
     return sorted(new, key=lambda r: order[record_key(r)])
+
+
+def run_job(job: Job, endpoint: Endpoint, options: RunOptions, run: RunFunction | None = None) -> RunRecord:
+    """One job's record; a bug in an implementation becomes an error record (with its file and line).
+
+    The one place a job is run, in a sweep's thread or in a worker process (:mod:`compare.processes`).
+    """
+    run = run or run_once          # 调用时才取：测试可以替换模块里的 run_once
+    try:
+        return run(job.impl, job.prompt, endpoint, job.options(options))
+    except Exception as bug:  # noqa: BLE001 — 一个实现里的 bug：记下它（含文件和行号），接着跑别的
+        record = getattr(bug, "run_record", None) or RunRecord(
+            impl=job.impl.name, prompt=job.prompt, temperature=job.temperature, run=job.run,
+            status=Status.ERROR, answer=None, error=f"{type(bug).__name__}: {bug}")
+        record.error = ERR_BUG.format(error=record.error)
+        return record

@@ -6,6 +6,7 @@ model, no endpoint); the end-to-end resume through ``python -m compare`` is at t
 from __future__ import annotations
 
 import json
+import multiprocessing
 import threading
 
 import pytest
@@ -76,19 +77,20 @@ def test_concurrent_runs_are_in_flight_together(tmp_path):
 
 
 def test_the_concurrency_flag_reaches_the_sweep(offline, monkeypatch, capsys):
-    barrier, asked = threading.Barrier(2, timeout=5), []
-    real_run_once, real_run_sweep = sweep.run_once, compare_main.run_sweep
+    # 并发的 sweep 在 worker 进程里跑（compare/processes.py）：屏障要跨进程，用 multiprocessing 的
+    barrier, asked = multiprocessing.get_context("fork").Barrier(2, timeout=5), []
+    real_run_once, real_on_cores = sweep.run_once, compare_main.on_cores
 
     def waits_for_the_other(*args):
         barrier.wait()
         return real_run_once(*args)
 
-    def spy(*args, **kwargs):
-        asked.append(kwargs["concurrency"])
-        return real_run_sweep(*args, **kwargs)
+    def spy(settings, concurrency, impls, **kwargs):
+        asked.append(concurrency)
+        return real_on_cores(settings, concurrency, impls, **kwargs)
 
     monkeypatch.setattr(sweep, "run_once", waits_for_the_other)
-    monkeypatch.setattr(compare_main, "run_sweep", spy)
+    monkeypatch.setattr(compare_main, "on_cores", spy)
     assert main(["--impl", "pure_loop", "json_loop", "--prompt", "你好！", "--concurrency", "3",
                  "--out", str(offline), "--json"]) == 0
     assert asked == [3]                                        # 不是默认的 4

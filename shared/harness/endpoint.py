@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -39,17 +39,18 @@ class SharedHttp:
     context, which there is nothing to verify with. ``https://`` keeps full verification.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, transport: httpx.BaseTransport | None = None) -> None:
         self._lock = threading.Lock()
+        self._transport = transport       # None: real sockets; a benchmark may answer in-process
         self._sync: httpx.Client | None = None
         self._async: httpx.AsyncClient | None = None
 
     def sync(self, base_url: str, timeout: float) -> httpx.Client:
         with self._lock:
             if self._sync is None:
-                self._sync = httpx.Client(
-                    timeout=timeout, transport=DeadlineTransport(deadline=timeout, verify=_verify(base_url)),
-                    event_hooks={"response": [record_response, check_response]})
+                transport = self._transport or DeadlineTransport(deadline=timeout, verify=_verify(base_url))
+                self._sync = httpx.Client(timeout=timeout, transport=transport,
+                                          event_hooks={"response": [record_response, check_response]})
             return self._sync
 
     def asynchronous(self, base_url: str, timeout: float) -> httpx.AsyncClient:
@@ -72,6 +73,25 @@ def _verify(base_url: str) -> bool:
     return urlsplit(base_url).scheme == "https"
 
 
+class Reuse:
+    """What a run builds that does not change between runs (a chat model, a compiled graph), built once per key.
+
+    The key must hold everything the built thing depends on (temperature, seed, serial,
+    max_steps...): a run then gets exactly what it would have built itself, without paying
+    for the build again. Thread-safe; one per endpoint, so nothing outlives the endpoint.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._built: dict[Hashable, object] = {}
+
+    def get(self, key: Hashable, build: Callable[[], object]):
+        with self._lock:           # 建一次就够：并发的第一批运行不各建一份
+            if key not in self._built:
+                self._built[key] = build()
+            return self._built[key]
+
+
 @dataclass(frozen=True)
 class Endpoint:
     base_url: str
@@ -82,6 +102,7 @@ class Endpoint:
     api_key: str = field(default=OFFLINE_API_KEY, repr=False)
     temperature: float = 0.0          # the configured temperature (LLM_TEMPERATURE), for default models
     _http: SharedHttp = field(default_factory=lambda: SharedHttp(), repr=False, compare=False)
+    reuse: Reuse = field(default_factory=Reuse, repr=False, compare=False)
 
     def http_client(self) -> httpx.Client:
         """The one HTTP client of this endpoint; every run shares it (see :mod:`shared.harness.meter`)."""
@@ -108,6 +129,15 @@ class Endpoint:
         return OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout,
                       max_retries=MAX_RETRIES,
                       http_client=self.http_client())
+
+
+def endpoint_at(base_url: str, settings: Settings, *, transport: httpx.BaseTransport | None = None,
+                offline: bool = True) -> Endpoint:
+    """An endpoint for a server that is already running (the offline model in its own process),
+    or, with ``transport``, one whose requests never leave the process (a benchmark's floor)."""
+    return Endpoint(base_url=base_url, model=settings.model, timeout=settings.timeout, offline=offline,
+                    api_key=OFFLINE_API_KEY if offline else settings.api_key or "", temperature=settings.temperature,
+                    _http=SharedHttp(transport))
 
 
 @contextmanager

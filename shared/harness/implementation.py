@@ -26,6 +26,7 @@ dangerous call); ``serial`` asks the tier to *enforce* one call per reply, not o
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -77,6 +78,8 @@ class Outcome:
 class Implementation:
     about: About
     run_agent: Callable
+    # The lesson's own builder (``build_agent`` / ``build_graph``), when its ``run_agent`` also takes
+    # a built ``app=``: the harness then builds once per model and settings, not once per run.
 
     @property
     def name(self) -> str:
@@ -103,7 +106,11 @@ class Implementation:
 
 
 def run_langchain(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
-    llm = endpoint.chat_model(temperature=options.temperature, serial=options.serial, seed=options.seed)
+    # 聊天模型只由 (temperature, serial, seed) 决定：每个端点建一次，各次运行共用。编译好的图不共用：
+    # 人工审批要 checkpointer，暂停、恢复的状态属于一次运行
+    settings = (options.temperature, options.serial, options.seed)
+    llm = endpoint.reuse.get(("chat_model", *settings), lambda: endpoint.chat_model(
+        temperature=options.temperature, serial=options.serial, seed=options.seed))
     messages = impl.run_agent(prompt, options.max_steps, llm=llm, approve=options.approve or refuse_all,
                               serial=options.serial)
     status, answer, error = outcome_from_messages(messages)
@@ -114,7 +121,8 @@ def run_openai_sdk(impl: Implementation, prompt: str, endpoint: Endpoint, option
     switches: dict = {"disabled_fixes": options.disabled_fixes} if impl.about.fixes else {}
     if impl.protocol is Protocol.FUNCTION_CALLING:      # the JSON protocol is one call per reply anyway
         switches["serial"] = options.serial
+    client = endpoint.reuse.get("openai_client", endpoint.openai_client)
     result: LoopResult = impl.run_agent(
-        prompt, options.max_steps, client=endpoint.openai_client(), model=endpoint.model,
+        prompt, options.max_steps, client=client, model=endpoint.model,
         temperature=options.temperature, seed=options.seed, approve=options.approve or refuse_all, **switches)
     return Outcome(result.rounds, result.status, result.answer, result.error, result.stopped_at)
