@@ -38,6 +38,7 @@ import os
 import queue
 import signal
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -146,6 +147,8 @@ class ModelProcess:
             except OSError:
                 pass
         if self._process is not None:
+            if exc_info and exc_info[0] is not None:    # 被打断：不等在途的请求
+                self._process.terminate()
             self._process.join(5)
             if self._process.is_alive():
                 self._process.terminate()
@@ -153,10 +156,28 @@ class ModelProcess:
         self._process, self._stop = None, None
 
 
+def _die_with_parent() -> None:
+    """A worker or the model process ends when compare does, even when compare is SIGKILLed.
+
+    Forked children hold compare's stdout and stderr open; orphans would keep a reader (a
+    pipe, a test) waiting. A watchdog thread notices the parent is gone and exits at once.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
 def _serve_model(settings: Settings, conn) -> None:
     from shared.offline_llm import OfflineServer
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C 由父进程收尾；模型要答完在途的请求
+    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C 由父进程收尾
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)       # fork 继承了父进程的 SIGTERM 处理；被 terminate 就安静地结束
+    _die_with_parent()
     try:
         server = OfflineServer(faults=settings.offline_faults, seed=settings.offline_seed,
                                latency_ms=settings.offline_latency_ms).start()
@@ -215,9 +236,12 @@ class ProcessSweep:
         return self
 
     def __exit__(self, *exc_info) -> None:
+        interrupted = bool(exc_info) and exc_info[0] is not None
         for _ in self._workers:
             self._jobs.put(None)
         for process in self._workers:
+            if interrupted:               # 被打断：在途的运行放弃，不等它们跑完
+                process.terminate()
             process.join(10)
             if process.is_alive():
                 process.terminate()
@@ -229,8 +253,8 @@ class ProcessSweep:
             expected: Callable[[Job], float] | None = None) -> list[RunRecord]:
         """Every job once, longest expected first; each finished record is written at once (here).
 
-        Returns the records in ``jobs`` order. ``KeyboardInterrupt`` stops handing out jobs,
-        waits for and writes the ones in flight, then propagates.
+        Returns the records in ``jobs`` order. ``KeyboardInterrupt`` stops handing out jobs and
+        propagates at once: the runs in flight are abandoned, not recorded (``--resume`` reruns them).
         """
         unknown = {job.impl.name for job in jobs if self.impls.get(job.impl.name) != job.impl}
         if unknown:
@@ -268,11 +292,8 @@ class ProcessSweep:
                 collect()
                 hand_out()
         except BaseException:
-            while in_flight:              # 没发出去的不再发；在途的跑完并落盘
-                try:
-                    collect()
-                except KeyboardInterrupt:
-                    continue
+            # Ctrl-C（或 SIGTERM）：没发出去的不再发；在途的放弃——不等、不记录（没有结局的运行，
+            # --resume 会重跑它），和线程版的 sweep 一样。worker 在 __exit__ 里立刻结束
             raise
         position = {job.key: i for i, job in enumerate(jobs)}
         return sorted(done, key=lambda r: position[record_key(r)])
@@ -295,7 +316,9 @@ class ProcessSweep:
 
 def _worker(base_url: str, settings: Settings, threads: int, impls: dict[str, Implementation], warm_up: list[Job],
             warm_up_options: RunOptions, jobs, results) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C 由父进程收尾：在途的运行跑完再走
+    signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C 由父进程收尾
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)       # fork 继承了父进程的 SIGTERM 处理；子进程被 terminate 就安静地结束
+    _die_with_parent()
     endpoint = endpoint_at(base_url, settings, offline=not settings.base_url)
     with ThreadPoolExecutor(max_workers=threads) as warming:   # 热身：延迟导入、首次使用的缓存、编好的图，不计入
         list(warming.map(lambda job: run_job(job, endpoint, warm_up_options), warm_up))
