@@ -59,5 +59,7 @@ def test_sigterm_ends_the_repl_with_one_line_and_143():
     for _ in range(3):
         process.stdout.readline()                          # 横幅打印出来了：信号处理已经装好
     process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=60)
+    # 不用 communicate()：它会立刻关掉 stdin，REPL 可能先读到输入结束（退出码 0），信号还没处理
+    process.wait(timeout=60)
+    err = process.stderr.read()
     assert process.returncode == TERMINATED_STATUS and err.strip() == TERMINATED
