@@ -30,7 +30,12 @@ record written (forking and warm-up are outside it), is compared with two lower 
   ``ratio_to_bound`` is against it (1.0: free agent code and a perfect scheduler);
 - the *schedule bound*: the same formula on the jobs' own measured ``seconds``, which no
   order of these jobs can beat (a lower bound on LPT's makespan); ``ratio_to_schedule``
-  is the scheduling waste alone.
+  is the scheduling waste alone;
+- the *CPU bound*: the CPU time the sweep's processes (this one, the workers, the offline
+  model) used inside the window, divided by the cores: work the cores had to do, so no
+  schedule on this machine ends sooner. ``binding`` says which of the latency and CPU
+  bounds is the higher one: ``latency`` (the sweep waits for the model) or ``cpu`` (the
+  agents' code fills the cores; only less code per model call, or more cores, helps).
 
 Beside them ``sequential_seconds`` (the sum of the jobs' own seconds) and ``speedup``.
 
@@ -53,6 +58,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
+
+import psutil
 
 from compare import layers
 from compare.failure_modes import MarkersMissing, replace_block
@@ -126,11 +133,17 @@ HARNESS_ROWS = (
     ("实测墙钟", "{measured_seconds:.2f} s"),
     ("实测 / 下界一（ratio_to_bound）", "{ratio_to_bound:.2f}"),
     ("实测 / 下界二（ratio_to_schedule）", "{ratio_to_schedule:.2f}"),
+    ("下界三：计时窗口里各进程用掉的 CPU / 核数", "{cpu_seconds:.2f} s / {cores} = {cpu_bound_seconds:.2f} s"),
+    ("实测 / 下界三（ratio_to_cpu_bound）", "{ratio_to_cpu_bound:.2f}"),
+    ("卡住它的是", "{binding_text}"),
     ("加速比（顺序 / 实测）", "{speedup:.2f}×"),
 )
 HARNESS_NOTE = ("注：计时来自这台机器的这一次运行，不是保证。下界一只算模型延迟（每个 job 至少 模型调用数 × 延迟），"
                 "高出它的是框架代码、HTTP 与调度争 CPU 的时间；下界二用每个 job 在这次 sweep 里实测的时长，"
-                "是这些 job 无论怎么排都省不掉的，高出它的才是调度本身的浪费。")
+                "是这些 job 无论怎么排都省不掉的，高出它的才是调度本身的浪费；下界三是这次 sweep 的 CPU 活"
+                "（agent 代码、框架、SDK、离线模型）摊到每个核上的时间，下界三高过下界一时，"
+                "卡住 sweep 的是 CPU，不是模型：只有每次模型调用少花 CPU，或者多几个核，才能更快。")
+BINDING_TEXT = {"latency": "模型延迟（下界一 ≥ 下界三）", "cpu": "CPU（下界三 > 下界一）"}
 
 
 ERR_FAILED = "{prog}: {message}"
@@ -192,6 +205,11 @@ class HarnessResult:
     ratio_to_bound: float             # 对天真的下界：只算模型延迟的关键路径
     schedule_bound_seconds: float     # 对这些 job 实测的时长，任何调度都快不过它
     ratio_to_schedule: float
+    cores: int                        # 这个进程能用的核
+    cpu_seconds: float                # 计时窗口里 sweep 各进程（本进程、worker、离线模型）用掉的 CPU
+    cpu_bound_seconds: float          # cpu_seconds / cores：这些 CPU 活在这么多核上至少要这么久
+    ratio_to_cpu_bound: float
+    binding: str                      # "latency" 或 "cpu"：下界一和下界三哪个高
     speedup: float
     runs: list[dict] = field(default_factory=list)     # 每个 job：impl、prompt、status、llm_calls、seconds、bound_seconds
 
@@ -336,17 +354,27 @@ def run_harness(prompts: list[SuitePrompt], latency_ms: int, concurrency: int) -
         results = ResultsFile(Path(out) / RESULTS_FILE)
         results.start(header, resume=False)
         # 计时只包住 sweep.run：起进程、热身、临时目录都不算 sweep 的成本
+        sweep_processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
+        cpu_before = cpu_seconds_of(sweep_processes)
         started = time.perf_counter()
         records = sweep.run(jobs, results=results, options=BASE_OPTIONS, expected=expected_model_calls(prompts))
         measured = time.perf_counter() - started
+        cpu = cpu_seconds_of(sweep_processes) - cpu_before
     return harness_result(records, prompts=len(prompts), latency_ms=latency_ms, concurrency=concurrency,
-                          measured=measured, workers=sweep.shape.workers, threads=sweep.shape.threads), records
+                          measured=measured, workers=sweep.shape.workers, threads=sweep.shape.threads,
+                          cpu_seconds=cpu, cores=cores()), records
+
+
+def cpu_seconds_of(sweep_processes: list[psutil.Process]) -> float:
+    """User + system CPU time these processes have used so far (psutil: the same on Linux, macOS, Windows)."""
+    return sum(sum(process.cpu_times()[:2]) for process in sweep_processes)
 
 
 def harness_result(records: list[RunRecord], *, prompts: int, latency_ms: int, concurrency: int,
-                   measured: float, workers: int, threads: int) -> HarnessResult:
+                   measured: float, workers: int, threads: int, cpu_seconds: float, cores: int) -> HarnessResult:
     bounds = [job_bound(r, latency_ms) for r in records]
     bound = critical_path_bound(bounds, concurrency)
+    cpu_bound = cpu_seconds / cores
     sequential = sum(r.seconds for r in records)
     best = schedule_bound([r.seconds for r in records], concurrency)
     runs = [{"impl": r.impl, "prompt": r.prompt, "status": r.status, "llm_calls": r.llm_calls,
@@ -360,6 +388,8 @@ def harness_result(records: list[RunRecord], *, prompts: int, latency_ms: int, c
         # 下界为 0（没有一次模型调用）时比值没有意义：记成 0，让人一眼看出不对
         ratio_to_bound=_ratio(measured, bound),
         schedule_bound_seconds=round(best, 4), ratio_to_schedule=_ratio(measured, best),
+        cores=cores, cpu_seconds=round(cpu_seconds, 4), cpu_bound_seconds=round(cpu_bound, 4),
+        ratio_to_cpu_bound=_ratio(measured, cpu_bound), binding="cpu" if cpu_bound > bound else "latency",
         speedup=_ratio(sequential, measured),
         runs=runs,
     )
@@ -370,7 +400,7 @@ def _ratio(numerator: float, denominator: float) -> float:
 
 
 def render_harness(result: HarnessResult, impls: int) -> str:
-    values = asdict(result)
+    values = asdict(result) | {"binding_text": BINDING_TEXT[result.binding]}
     lines = [HARNESS_TITLE.format(jobs=result.jobs, impls=impls, prompts=result.prompts,
                                   latency=result.latency_ms, concurrency=result.concurrency,
                                   workers=result.workers, threads=result.threads),

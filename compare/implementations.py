@@ -20,9 +20,11 @@ from stage3_pure_loop import fc_loop, hardened_loop, json_loop
 ERR_UNKNOWN = "未知实现 {name!r}；可用: {known}"
 
 IMPLEMENTATIONS: dict[str, Implementation] = {impl.name: impl for impl in (
-    Implementation(prebuilt.ABOUT, prebuilt.run_agent),
-    Implementation(create_agent.ABOUT, create_agent.run_agent),
-    Implementation(stategraph.ABOUT, stategraph.run_agent),
+    # 三个图：compare 把编好的图留着、每次运行传进去（build）；预置图不依赖 max_steps（run_agent 数步数）
+    Implementation(prebuilt.ABOUT, prebuilt.run_agent,
+                   build=lambda llm, max_steps, serial: prebuilt.build_agent(llm, serial=serial)),
+    Implementation(create_agent.ABOUT, create_agent.run_agent, build=create_agent.build_agent),
+    Implementation(stategraph.ABOUT, stategraph.run_agent, build=stategraph.build_graph),
     Implementation(pure_loop.ABOUT, pure_loop.run_agent),
     Implementation(fc_loop.ABOUT, fc_loop.run_agent),
     Implementation(json_loop.ABOUT, json_loop.run_agent),

@@ -52,6 +52,7 @@ from shared.approval import Approver, default_approver, needs_approval
 from shared.harness.implementation import About
 from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
+from shared.run_thread import own_thread
 from shared.tools import TOOLS, format_tool_error, hold_back_extra_calls, refusal, reject_unknown_tool
 
 
@@ -77,22 +78,26 @@ def build_agent(llm: BaseChatModel, *, serial: bool = False):
 
 
 def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None,
-              approve: Approver | None = None, serial: bool = False) -> list[BaseMessage]:
-    """invoke 一次；每次停在 tools 之前，就问过危险调用再恢复。返回完整的 messages 历史。"""
-    app = build_agent(llm or chat_model(), serial=serial)
+              approve: Approver | None = None, serial: bool = False, app=None) -> list[BaseMessage]:
+    """invoke 一次；每次停在 tools 之前，就问过危险调用再恢复。返回完整的 messages 历史。
+
+    app：一张 build_agent 编好的图。不传就现编一张；compare 同样的设置跑几百次，编一次、每次传进来
+    （编图比离线模型回答一次还贵）。图里不存任何一次运行的状态，每次运行用自己的 thread（shared/run_thread.py）。
+    """
+    app = app or build_agent(llm or chat_model(), serial=serial)
     approve = approve or default_approver()          # 没给审批人：终端上问人，否则一律拒绝
-    config = {"configurable": {"thread_id": "run"}}  # checkpointer 按 thread_id 存取这次运行
-    app.invoke({"messages": [HumanMessage(content=user_input)]}, config)   # 第 1 次模型调用
-    for _ in range(max_steps - 1):                   # 每次恢复 = 执行这一轮工具 + 再调一次模型
-        paused = app.get_state(config)
-        if not paused.next:                          # 没停在 tools 之前：模型已经回答了
-            break
-        refused = [refusal(call) for call in pending_calls(paused.values["messages"])
-                   if needs_approval(call["name"]) and not approve(call["name"], call["args"])]
-        if refused:      # 以 post_model_hook 的名义写入拒绝：路由重新计算，只把其余调用送进 tools
-            app.update_state(config, {"messages": refused}, as_node="post_model_hook")
-        app.invoke(None, config)
-    return app.get_state(config).values["messages"]
+    with own_thread(app) as config:                  # checkpointer 按 thread_id 存取这次运行
+        app.invoke({"messages": [HumanMessage(content=user_input)]}, config)   # 第 1 次模型调用
+        for _ in range(max_steps - 1):               # 每次恢复 = 执行这一轮工具 + 再调一次模型
+            paused = app.get_state(config)
+            if not paused.next:                      # 没停在 tools 之前：模型已经回答了
+                break
+            refused = [refusal(call) for call in pending_calls(paused.values["messages"])
+                       if needs_approval(call["name"]) and not approve(call["name"], call["args"])]
+            if refused:  # 以 post_model_hook 的名义写入拒绝：路由重新计算，只把其余调用送进 tools
+                app.update_state(config, {"messages": refused}, as_node="post_model_hook")
+            app.invoke(None, config)
+        return app.get_state(config).values["messages"]
 
 
 def pending_calls(messages: list[BaseMessage]) -> list[dict]:

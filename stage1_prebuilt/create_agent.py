@@ -89,6 +89,7 @@ from langgraph.types import Command
 from shared.harness.implementation import About
 from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
+from shared.run_thread import own_thread
 from shared.approval import Approver, default_approver
 from shared.tool_functions import DANGEROUS_TOOLS, REFUSED_MESSAGE
 from shared.tools import TOOLS, format_tool_error, hold_back_extra_calls, lookup_tool
@@ -136,7 +137,7 @@ def hold_back_extra(max_steps: int, serial: bool):
     return [hold_back_extra_calls_, stop_at_the_budget]
 
 
-def build_agent(llm: BaseChatModel, max_steps: int, *, serial: bool = False):
+def build_agent(llm: BaseChatModel, *, max_steps: int = 10, serial: bool = False):
     """create_agent 加 middleware：审批、串行、步数、错误文本都和其他实现同一个含义（见模块 docstring）。"""
     approval = HumanInTheLoopMiddleware(
         interrupt_on={name: {"allowed_decisions": ["approve", "respond"]} for name in DANGEROUS_TOOLS})
@@ -148,22 +149,24 @@ def build_agent(llm: BaseChatModel, max_steps: int, *, serial: bool = False):
 
 
 def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None,
-              approve: Approver | None = None, serial: bool = False) -> list[BaseMessage]:
+              approve: Approver | None = None, serial: bool = False, app=None) -> list[BaseMessage]:
     """invoke 一次；每次因危险调用暂停，就问过人再恢复。返回完整的 messages 历史。
 
     不传 recursion_limit：步数由 stop_at_the_budget 管，create_agent 自带的 9_999 只是安全网。
+    app：一张 build_agent 编好的图（同样的 max_steps、serial）。不传就现编一张；compare 编一次、每次传进来。
+    图里不存任何一次运行的状态，每次运行用自己的 thread（shared/run_thread.py）。
     """
     approve = approve or default_approver()      # 没给审批人：终端上问人，否则一律拒绝
-    app = build_agent(llm or chat_model(), max_steps, serial=serial)
-    config = {"configurable": {"thread_id": "run"}}
-    result = app.invoke({"messages": [HumanMessage(content=user_input)]}, config)
-    while result.get("__interrupt__"):             # 【人工确认】图停在危险调用之前
-        requests = result["__interrupt__"][0].value["action_requests"]
-        decisions = [{"type": "approve"} if approve(r["name"], r["args"])
-                     else {"type": "respond", "message": REFUSED_MESSAGE.format(tool_name=r["name"])}
-                     for r in requests]
-        result = app.invoke(Command(resume={"decisions": decisions}), config)
-    return result["messages"]
+    app = app or build_agent(llm or chat_model(), max_steps=max_steps, serial=serial)
+    with own_thread(app) as config:
+        result = app.invoke({"messages": [HumanMessage(content=user_input)]}, config)
+        while result.get("__interrupt__"):         # 【人工确认】图停在危险调用之前
+            requests = result["__interrupt__"][0].value["action_requests"]
+            decisions = [{"type": "approve"} if approve(r["name"], r["args"])
+                         else {"type": "respond", "message": REFUSED_MESSAGE.format(tool_name=r["name"])}
+                         for r in requests]
+            result = app.invoke(Command(resume={"decisions": decisions}), config)
+        return result["messages"]
 
 
 # ---- 名片：命令行和 compare 靠它认出这个实现（不是 lesson 的一部分） ----

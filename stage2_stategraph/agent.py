@@ -42,6 +42,7 @@ from shared.approval import Approver, default_approver, needs_approval
 from shared.harness.implementation import About
 from shared.llm import chat_model
 from shared.prompts import SYSTEM_PROMPT
+from shared.run_thread import own_thread
 from shared.step_budget import recursion_limit_for
 from shared.tools import TOOLS, execute_tool_call, hold_back_extra_calls, refusal
 
@@ -99,20 +100,24 @@ def build_graph(llm: BaseChatModel, *, max_steps: int = 10, serial: bool = False
 
 
 def run_agent(user_input: str, max_steps: int = 10, *, llm: BaseChatModel | None = None,
-              approve: Approver | None = None, serial: bool = False) -> list[BaseMessage]:
-    """跑一张图，返回完整 messages 历史。没给 llm 就用配置的模型，没给审批人就在终端上问（没有终端就拒绝）。"""
-    app = build_graph(llm or chat_model(), max_steps=max_steps, serial=serial)
+              approve: Approver | None = None, serial: bool = False, app=None) -> list[BaseMessage]:
+    """跑一张图，返回完整 messages 历史。没给 llm 就用配置的模型，没给审批人就在终端上问（没有终端就拒绝）。
+
+    app：一张 build_graph 编好的图（同样的 max_steps、serial）。不传就现编一张；compare 编一次、每次传进来。
+    图里不存任何一次运行的状态，每次运行用自己的 thread（shared/run_thread.py）。
+    """
+    app = app or build_graph(llm or chat_model(), max_steps=max_steps, serial=serial)
     approve = approve or default_approver()
-    # thread_id：checkpointer 按它存取这次运行的状态（每次 build_graph 都是新的 InMemorySaver）
-    config = {"configurable": {"thread_id": "run"}, "recursion_limit": recursion_limit_for(max_steps)}
-    payload: dict | Command = {"messages": [HumanMessage(content=user_input)]}
-    while True:
-        app.invoke(payload, config)
-        paused = app.get_state(config).interrupts        # 停在 tools 节点的 interrupt() 上？
-        if not paused:
-            return app.get_state(config).values["messages"]
-        request = paused[0].value                        # 一次问一个：{"tool": ..., "args": ...}
-        payload = Command(resume=approve(request["tool"], request["args"]))
+    # thread_id：checkpointer 按它存取这次运行的状态，暂停了也能接着走
+    with own_thread(app, recursion_limit=recursion_limit_for(max_steps)) as config:
+        payload: dict | Command = {"messages": [HumanMessage(content=user_input)]}
+        while True:
+            app.invoke(payload, config)
+            paused = app.get_state(config).interrupts    # 停在 tools 节点的 interrupt() 上？
+            if not paused:
+                return app.get_state(config).values["messages"]
+            request = paused[0].value                    # 一次问一个：{"tool": ..., "args": ...}
+            payload = Command(resume=approve(request["tool"], request["args"]))
 
 
 # 条件边上写的字：should_continue 返回的就是目标节点名，LangGraph 画图时便不标字，这里补上

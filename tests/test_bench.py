@@ -38,7 +38,8 @@ CALL_KEYS = {"impl", "protocol", "runs", "answered", "llm_calls", "in_process_us
 FLOOR_KEYS = {"sdk_in_process_us", "sdk_http_us", "raw_http_us", "model_alone_us"}
 HARNESS_KEYS = {"mode", "ratio_to_bound", "bound_seconds", "measured_seconds", "sequential_seconds",
                 "schedule_bound_seconds", "ratio_to_schedule", "speedup", "latency_ms", "concurrency",
-                "workers", "threads", "prompts", "jobs", "answered", "llm_calls", "runs"}
+                "workers", "threads", "prompts", "jobs", "answered", "llm_calls", "runs",
+                "cores", "cpu_seconds", "cpu_bound_seconds", "ratio_to_cpu_bound", "binding"}
 FAKE_COLD = (0.5, 0.25, ["openai", "langchain_core"])
 
 
@@ -128,6 +129,11 @@ def test_the_harness_reports_the_bounds_its_records_give():
         assert data[ratio] > 0
         assert data[ratio] == pytest.approx(data["measured_seconds"] / data[bound], rel=1e-3)
     assert data["sequential_seconds"] == pytest.approx(sum(seconds), abs=1e-3)
+    # 下界三：窗口里用掉的 CPU 摊到每个核；哪个下界更高，就是它卡住了 sweep
+    assert data["cores"] >= 1 and data["cpu_seconds"] > 0
+    assert data["cpu_bound_seconds"] == pytest.approx(data["cpu_seconds"] / data["cores"], abs=1e-3)
+    assert data["ratio_to_cpu_bound"] == pytest.approx(data["measured_seconds"] / data["cpu_bound_seconds"], rel=1e-2)
+    assert data["binding"] == ("cpu" if data["cpu_bound_seconds"] > data["bound_seconds"] else "latency")
 
 
 def test_the_readme_carries_both_blocks_as_the_command_writes_them():
@@ -153,6 +159,8 @@ def test_the_readme_carries_both_blocks_as_the_command_writes_them():
         assert f"{concurrency} 路并发" in harness
         assert re.search(rf"^\| 实测 / 下界一（ratio_to_bound） \| {number} \|$", harness, re.M)
         assert re.search(rf"^\| 实测 / 下界二（ratio_to_schedule） \| {number} \|$", harness, re.M)
+        assert re.search(rf"^\| 实测 / 下界三（ratio_to_cpu_bound） \| {number} \|$", harness, re.M)
+        assert re.search(r"^\| 卡住它的是 \| (模型延迟|CPU)（", harness, re.M)
 
 
 def test_the_lower_bounds():

@@ -78,8 +78,11 @@ class Outcome:
 class Implementation:
     about: About
     run_agent: Callable
-    # The lesson's own builder (``build_agent`` / ``build_graph``), when its ``run_agent`` also takes
-    # a built ``app=``: the harness then builds once per model and settings, not once per run.
+    # The lesson's own builder, ``build(llm, max_steps=, serial=)``, when its ``run_agent`` also takes
+    # a built ``app=`` (the three graph lessons): the harness then compiles the graph once per
+    # endpoint and settings, not once per run. Each run keeps its state in a thread of its own
+    # (shared/run_thread.py), so one compiled graph serves concurrent runs and approval pauses.
+    build: Callable | None = None
 
     @property
     def name(self) -> str:
@@ -106,13 +109,17 @@ class Implementation:
 
 
 def run_langchain(impl: Implementation, prompt: str, endpoint: Endpoint, options: RunOptions) -> Outcome:
-    # 聊天模型只由 (temperature, serial, seed) 决定：每个端点建一次，各次运行共用。编译好的图不共用：
-    # 人工审批要 checkpointer，暂停、恢复的状态属于一次运行
+    # 聊天模型只由 (temperature, serial, seed) 决定，编好的图再加 max_steps：每个端点各建一次，各次运行共用
+    # （键里有它依赖的全部设置，一次运行拿到的正是它自己会建的那个）
     settings = (options.temperature, options.serial, options.seed)
     llm = endpoint.reuse.get(("chat_model", *settings), lambda: endpoint.chat_model(
         temperature=options.temperature, serial=options.serial, seed=options.seed))
+    built = {}
+    if impl.build is not None:
+        built["app"] = endpoint.reuse.get(("app", impl.name, *settings, options.max_steps), lambda: impl.build(
+            llm, max_steps=options.max_steps, serial=options.serial))
     messages = impl.run_agent(prompt, options.max_steps, llm=llm, approve=options.approve or refuse_all,
-                              serial=options.serial)
+                              serial=options.serial, **built)
     status, answer, error = outcome_from_messages(messages)
     return Outcome(rounds_from_messages(messages), status, answer, error)
 
