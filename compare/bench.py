@@ -415,7 +415,7 @@ def render_harness(result: HarnessResult, impls: int) -> str:
 def build_parser() -> OneLineParser:
     parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("--harness", action="store_true",
-                        help="并发 sweep 对着变慢的离线模型：实测墙钟 / 两个下界")
+                        help="并发 sweep 对着变慢的离线模型：实测墙钟 / 三个下界")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
                       help=f"冒烟用：只用前 {QUICK_PROMPTS} 道题、跑 {QUICK_REPEAT} 次、冷启动测 1 次")
