@@ -2,6 +2,8 @@
 both graphs label their conditional edges."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from compare import stage_docs
@@ -26,3 +28,11 @@ def test_every_implementation_has_a_stage_page():
 @pytest.mark.slow
 def test_stage_readmes_are_generated_from_the_code(capsys):
     assert stage_docs.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_the_commands_run_where_no_env_file_of_the_repository_is_read():
+    # 配置从当前目录读 .env：命令在空的临时目录里跑（仓库经 PYTHONPATH 导入），开发者的 .env 进不了页面
+    printed = stage_docs.run_command("python -c", "import os, shared; print(os.getcwd(), sorted(os.listdir()))")
+    cwd, listing = printed.split(" ", 1)
+    assert listing == "[]"
+    assert stage_docs.ROOT not in [Path(cwd).resolve(), *Path(cwd).resolve().parents]
