@@ -21,7 +21,8 @@ implementation.
 Exit status: 0 when every prompt at temperature 0 is ``equivalent``, 1 otherwise, 2 for
 bad usage (one line on stderr, no traceback), 130 when interrupted by Ctrl-C (the finished
 runs are kept, the ones in flight abandoned; ``--resume`` continues; a second Ctrl-C quits at
-once), 143 on SIGTERM, 141 when stdout is closed early (``--json | head -c 100``).
+once, still saying how many runs were saved), 143 on SIGTERM, 141 when stdout is closed early
+(``--json | head -c 100``).
 
 Everything printed goes through :func:`shared.harness.text.for_terminal` (``--json`` stays valid
 JSON: :func:`shared.harness.text.json_for_terminal`): a model's answer cannot clear the screen.
@@ -194,11 +195,11 @@ def _temperature(text: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m compare``; returns the exit status (a closed stdout: 141, SIGTERM: 143)."""
-    with second_interrupt_quits():
-        return exit_status_of(lambda: _main(argv))
+    with second_interrupt_quits() as saved_line:
+        return exit_status_of(lambda: _main(argv, saved_line))
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, saved_line: SavedLine) -> int:
     args = build_parser().parse_args(argv)
     try:
         plan = make_plan(args)
@@ -211,6 +212,7 @@ def _main(argv: list[str] | None) -> int:
     temperatures = plan.temperatures or [float(settings.temperature)]
     clock = settings.clock or DEFAULT_CLOCK
     results = ResultsFile(args.out / RESULTS_FILE)
+    saved_line.results = results
     jobs = plan_jobs(plan.impls, [p.prompt for p in plan.prompts], temperatures, plan.runs)
     header = _header(settings, args, clock)
     try:
@@ -231,10 +233,12 @@ def _main(argv: list[str] | None) -> int:
             path=error.filename or args.out, reason=error.strerror or error)), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        say(MSG_INTERRUPTED.format(saved=results.saved, path=results.path), file=sys.stderr)
+        say(saved_line.text(), file=sys.stderr)
+        saved_line.said = True
         return INTERRUPTED_STATUS
     except Terminated:
-        say(MSG_INTERRUPTED.format(saved=results.saved, path=results.path), file=sys.stderr)
+        say(saved_line.text(), file=sys.stderr)
+        saved_line.said = True
         raise
     return report.exit_code
 
@@ -244,30 +248,44 @@ def say(line: str, *, file=None) -> None:
     print(for_terminal(str(line)), file=file or sys.stdout)
 
 
+@dataclass
+class SavedLine:
+    """The line an interrupted sweep ends with: how many runs the results file holds, and ``--resume``."""
+
+    results: ResultsFile | None = None     # None: the sweep has not started
+    said: bool = False
+
+    def text(self) -> str:
+        return MSG_INTERRUPTED.format(saved=self.results.saved, path=self.results.path)
+
+
 @contextmanager
-def second_interrupt_quits() -> Iterator[None]:
+def second_interrupt_quits() -> Iterator[SavedLine]:
     """The first Ctrl-C stops the sweep (what finished is kept); a second one exits at once with 130.
 
     The second press must not wait for anything: the runs in flight are already abandoned
     and every line of the results file was written whole (a cut-off last line would be
-    dropped by ``--resume``), so :func:`os._exit` loses nothing.
+    dropped by ``--resume``), so :func:`os._exit` loses nothing. When it comes before the
+    first press's :class:`SavedLine` was printed (a quick double press), it prints it itself.
     """
+    saved_line = SavedLine()
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield
+        yield saved_line
         return
     pressed = threading.Event()
 
     def interrupt(signum, frame) -> None:
         if pressed.is_set():
-            os.write(2, (MSG_QUIT + "\n").encode())
+            unsaid = [saved_line.text()] if saved_line.results is not None and not saved_line.said else []
+            os.write(2, "".join(for_terminal(line) + "\n" for line in [*unsaid, MSG_QUIT]).encode())
             os._exit(INTERRUPTED_STATUS)
         pressed.set()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, interrupt)
     try:
-        yield
+        yield saved_line
     finally:
         if not pressed.is_set():    # 按过一次就留着它：退出前再按一次，照样立即退出
             signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -15,7 +15,8 @@ Every implementation runs the suite prompts (``--quick``: the first 3) ``--repea
 warm-up run, twice: on a model answering in-process and over HTTP against the offline model
 in its own process. Then, in the same run, the floors (the bare ``openai`` SDK and raw HTTP
 sending the same requests), the cold start of each implementation in a fresh ``python``
-(the fastest of 3; ``--quick``: 1), the installed footprint of each tier next to the article's
+(the fastest of 3, one implementation after another; ``--quick``: 1, as many implementations at
+once as there are cores, a smoke figure), the installed footprint of each tier next to the article's
 "500 MB", the tokens per run of each protocol and the lines of each lesson file.
 
 **The harness** (``--harness``). The offline model is slowed down: every response waits
@@ -55,6 +56,7 @@ import platform
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
@@ -110,6 +112,7 @@ FLOOR_ROWS = ("openai SDK 直调（地板）", "原始 HTTP（http.client，地�
 CALLS_NOTE = ("进程内：模型在本进程里直接回答（一个 httpx transport 把请求交给离线模型的规则大脑，不经 socket），剩下的是"
               " agent 代码、框架、SDK 和计量；HTTP：离线模型在它自己的进程里，经 127.0.0.1。地板重发 {floor} 发出的同一批请求。")
 COLD_TITLE = "冷启动：新的 python 进程，import 实现和它的客户端库，再到第一个回答（{samples} 个进程里最快的）"
+COLD_AT_ONCE = "；{at_once} 个实现同时冷启动，互相争 CPU（--quick：只作冒烟，不作比较）"
 COLD_HEADER = "| 实现 | import ms | 到第一个回答 ms | 合计 ms |\n|---|---|---|---|"
 FOOTPRINT_TITLE = "安装体积：每一层连同全部依赖（importlib.metadata 的文件记录，依赖按 requires 闭包）"
 FOOTPRINT_HEADER = "| 层 | 分发包 | 文件 | MB | 用到它的实现 |\n|---|---|---|---|---|"
@@ -182,6 +185,7 @@ class LayersResult:
     repeat: int
     prompts: int
     cold_samples: int
+    cold_at_once: int                 # 几个实现的冷启动同时跑（1：一个接一个；--quick：核数）
     calls: list[CallRow]
     floors: dict[str, float]          # sdk_in_process_us, sdk_http_us, raw_http_us, model_alone_us
     cold_start: list[ColdRow]
@@ -239,21 +243,22 @@ def ran_on(command: str) -> str:
 
 # ---- 每一层的成本 ----
 
-def run_layers(prompts: list[str], repeat: int, cold_samples: int) -> LayersResult:
+def run_layers(prompts: list[str], repeat: int, cold_samples: int, cold_at_once: int = 1) -> LayersResult:
     impls = list(IMPLEMENTATIONS.values())
     settings = offline_settings()
     with ModelProcess(settings) as base_url:
         measured = layers.per_call_costs(impls, prompts, layers.in_process_endpoint(settings),
                                          endpoint_at(base_url, settings), BASE_OPTIONS, repeat,
                                          IMPLEMENTATIONS[FLOOR_IMPL])
-        # 冷启动放在最后：子进程不和本进程的计时抢 CPU
-        cold = [cold_row(impl, base_url, prompts[0], cold_samples) for impl in impls]
+        # 冷启动放在最后：子进程不和本进程的计时抢 CPU；--quick 时几个实现同时冷启动（各占一核）
+        with ThreadPoolExecutor(max_workers=cold_at_once) as pool:
+            cold = list(pool.map(lambda impl: cold_row(impl, base_url, prompts[0], cold_samples), impls))
     floors = {f"{name}_us": round(cost.us_per_call, 1) for name, cost in measured.floors.items()}
     calls = [call_row(impl, measured.in_process[impl.name], measured.over_http[impl.name], floors["sdk_http_us"])
              for impl in impls]
     return LayersResult(
-        repeat=repeat, prompts=len(prompts), cold_samples=cold_samples, calls=calls, floors=floors,
-        cold_start=cold, footprint=[asdict(f) for f in layers.footprints()],
+        repeat=repeat, prompts=len(prompts), cold_samples=cold_samples, cold_at_once=cold_at_once, calls=calls,
+        floors=floors, cold_start=cold, footprint=[asdict(f) for f in layers.footprints()],
         lines=[asdict(layers.lines_of(path)) for path in lesson_files()])
 
 
@@ -293,7 +298,7 @@ def render_layers(result: LayersResult, command: str) -> str:
     out.append(_row(FLOOR_ROWS[1], "", _us(raw), f"{raw / sdk:.2f}×" if sdk else "", "", ""))
     out.append(_row(FLOOR_ROWS[2], _us(floors["model_alone_us"]), "", "", "", ""))
     out += ["", CALLS_NOTE.format(floor=FLOOR_IMPL), "",
-            COLD_TITLE.format(samples=result.cold_samples), "", COLD_HEADER]
+            cold_title(result), "", COLD_HEADER]
     out += [_row(r.impl, f"{r.import_ms:.0f}", f"{r.first_answer_ms:.0f}", f"{r.import_ms + r.first_answer_ms:.0f}")
             for r in result.cold_start]
     users = {}
@@ -313,6 +318,13 @@ def render_layers(result: LayersResult, command: str) -> str:
     out += ["", LINES_TITLE, "", LINES_HEADER]
     out += [_row(f"`{f['path']}`", str(f["total"]), str(f["code"])) for f in result.lines]
     return "\n".join(out)
+
+
+def cold_title(result: LayersResult) -> str:
+    title = COLD_TITLE.format(samples=result.cold_samples)
+    if result.cold_at_once > 1:
+        title = title[:-1] + COLD_AT_ONCE.format(at_once=result.cold_at_once) + title[-1]
+    return title
 
 
 def _row(*cells: str) -> str:
@@ -418,7 +430,7 @@ def build_parser() -> OneLineParser:
                         help="并发 sweep 对着变慢的离线模型：实测墙钟 / 三个下界")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
-                      help=f"冒烟用：只用前 {QUICK_PROMPTS} 道题、跑 {QUICK_REPEAT} 次、冷启动测 1 次")
+                      help=f"冒烟用：只用前 {QUICK_PROMPTS} 道题、跑 {QUICK_REPEAT} 次、冷启动测 1 次（几个实现同时测）")
     size.add_argument("--repeat", type=positive_int, metavar="N",
                       help=f"每一层的成本：每个实现 × 每道题跑几次（默认 {DEFAULT_REPEAT}）")
     parser.add_argument("--latency-ms", type=positive_int, metavar="MS",
@@ -473,7 +485,10 @@ def main(argv: list[str] | None = None) -> int:
 def _layers(args, suite: list[SuitePrompt], command: str):
     prompts = [p.prompt for p in (suite[:QUICK_PROMPTS] if args.quick else suite)]
     repeat = QUICK_REPEAT if args.quick else args.repeat or DEFAULT_REPEAT
-    result = run_layers(prompts, repeat, 1 if args.quick else COLD_SAMPLES)
+    if args.quick:                        # 冒烟：每个冷启动测 1 次，几个实现同时测（每核一个）
+        result = run_layers(prompts, repeat, 1, cold_at_once=min(cores(), len(IMPLEMENTATIONS)))
+    else:
+        result = run_layers(prompts, repeat, COLD_SAMPLES)
     text = render_layers(result, command)
     if args.json:
         print(json.dumps({"mode": "layers", **asdict(result)}, ensure_ascii=False))

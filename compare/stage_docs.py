@@ -10,6 +10,11 @@ the offline model with the reproducible clock, and the graphs are the ones
 ``python -m stage1_prebuilt --graph`` and ``python -m stage2_stategraph --graph`` draw, side by
 side in both folders' pages so the prebuilt graph and the hand-built one can be compared.
 
+The commands run concurrently (each is a fresh interpreter, most of its time spent importing),
+each in an empty temporary directory with ``PYTHONPATH`` at the repository: a developer's
+``.env`` in the repository root (read from the current directory) cannot put a real endpoint's
+answers into the pages, and no run writes a ``.data`` folder into the repository.
+
 Left out: the repository README (written by hand; it links here).
 """
 from __future__ import annotations
@@ -18,6 +23,9 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from compare.implementations import IMPLEMENTATIONS, Implementation
@@ -56,21 +64,45 @@ def folder_of(impl: Implementation) -> str:
     return impl.module.split(".")[0]
 
 
+Command = tuple[str, ...]   # 命令（README 里写的 python -m ...）和它的参数
+
+
 def run_command(command: str, *args: str) -> str:
-    """What ``command ARGS`` prints on the offline model with the reproducible clock."""
+    """What ``command ARGS`` prints on the offline model with the reproducible clock.
+
+    Run in an empty temporary directory, not the repository root: the configuration reads
+    ``.env`` from the current directory, and the pages never show a developer's endpoint."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "OFFLINE_LLM_", "AGENT_"))}
     env |= {"AGENT_CLOCK": REPRODUCIBLE_CLOCK, "PYTHONPATH": str(ROOT)}
     argv = [sys.executable if part == "python" else part for part in command.split()]
-    done = subprocess.run([*argv, *args], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=RUN_TIMEOUT, check=True)
+    with tempfile.TemporaryDirectory(prefix="stage_docs-") as cwd:
+        done = subprocess.run([*argv, *args], capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=RUN_TIMEOUT, check=True)
     return done.stdout.strip()
 
 
-def graph_table() -> list[str]:
+def implementations_in(folder: str) -> list[Implementation]:
+    return [impl for impl in IMPLEMENTATIONS.values() if folder_of(impl) == folder]
+
+
+def commands_of(folder: str) -> list[Command]:
+    """Every command whose output ``folder``'s page shows."""
+    graphs = [(f"python -m {graph}", "--graph") for graph, _ in GRAPHS] if folder in dict(GRAPHS) else []
+    return graphs + [(impl.about.command, "-q", QUESTION) for impl in implementations_in(folder)]
+
+
+def run_all(commands: list[Command]) -> dict[Command, str]:
+    """What each command prints, each run once, several at a time (they are independent)."""
+    unique = list(dict.fromkeys(commands))
+    with ThreadPoolExecutor(max_workers=max(1, min(len(unique), os.cpu_count() or 1))) as pool:
+        return dict(zip(unique, pool.map(lambda command: run_command(*command), unique)))
+
+
+def graph_table(printed: Mapping[Command, str]) -> list[str]:
     """The two graphs side by side (an HTML table GitHub renders, a Mermaid block in each cell)."""
     cells = []
     for folder, title in GRAPHS:
-        drawn = run_command(f"python -m {folder}", "--graph")
+        drawn = printed[(f"python -m {folder}", "--graph")]
         cells.append(f"<td valign=\"top\">\n\n**{title}**（`.venv/bin/python -m {folder} --graph`）\n\n```mermaid\n{drawn}\n```\n\n</td>")
     return ["## 图：预置的和手搭的，同一个循环", "",
             "两张图都从编译好的图画出来；虚线是条件边，上面写着条件（模型的回复里有没有 tool_calls）。"
@@ -79,9 +111,10 @@ def graph_table() -> list[str]:
             "<table><tr>", *cells, "</tr></table>", ""]
 
 
-def render(folder: str) -> str:
+def render(folder: str, printed: Mapping[Command, str]) -> str:
+    """``folder``'s page; ``printed`` holds what its commands print (:func:`run_all` of :func:`commands_of`)."""
     title, what, sections = FOLDERS[folder]
-    impls = [impl for impl in IMPLEMENTATIONS.values() if folder_of(impl) == folder]
+    impls = implementations_in(folder)
     lines = [f"# {title}", "", GENERATED, "", "## 这一层是什么", "", what, "",
              "## 对应文章的章节", "", *(f"- {s}" for s in sections), "",
              "## 这个目录里的实现", "", "| compare 里的名字 | 文件 | 是什么 | 协议 | 步数用完时 |", "|---|---|---|---|---|"]
@@ -91,12 +124,12 @@ def render(folder: str) -> str:
                      f"{impl.protocol} | {impl.about.step_limit} |")
     lines.append("")
     if folder in dict(GRAPHS):
-        lines += graph_table()
+        lines += graph_table(printed)
     lines += ["## 跑一遍（离线模型，固定时钟；在仓库根目录运行，`make demo` 或 `make test` 建好的 `.venv`）", ""]
     for impl in impls:
         command = impl.about.command.replace("python -m", ".venv/bin/python -m", 1)
         lines += [f"```bash\nAGENT_CLOCK={REPRODUCIBLE_CLOCK} {command} -q \"{QUESTION}\"\n```", "",
-                  f"```\n{run_command(impl.about.command, '-q', QUESTION)}\n```", ""]
+                  f"```\n{printed[(impl.about.command, '-q', QUESTION)]}\n```", ""]
     return "\n".join(lines)
 
 
@@ -107,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--check", action="store_true", help="与代码对不上时退出 1")
     args = parser.parse_args(argv)
     stale = []
+    # 每条命令只跑一次（两张图出现在两个目录的页里），几条同时跑
+    printed = run_all([command for folder in FOLDERS for command in commands_of(folder)])
     for folder in FOLDERS:
-        path, text = ROOT / folder / "README.md", render(folder)
+        path, text = ROOT / folder / "README.md", render(folder, printed)
         if args.write:
             path.write_text(text, encoding="utf-8")
         elif not path.is_file() or path.read_text(encoding="utf-8") != text:

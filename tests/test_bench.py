@@ -32,7 +32,7 @@ from tests.support.cli import run_cli, run_command
 
 LATENCY_MS = 20
 CONCURRENCY = 4
-LAYERS_KEYS = {"mode", "repeat", "prompts", "cold_samples", "calls", "floors", "cold_start", "footprint", "lines"}
+LAYERS_KEYS = {"mode", "repeat", "prompts", "cold_samples", "cold_at_once", "calls", "floors", "cold_start", "footprint", "lines"}
 CALL_KEYS = {"impl", "protocol", "runs", "answered", "llm_calls", "in_process_us", "http_us", "ratio_to_sdk",
              "prompt_tokens_per_run", "completion_tokens_per_run"}
 FLOOR_KEYS = {"sdk_in_process_us", "sdk_http_us", "raw_http_us", "model_alone_us"}
@@ -86,6 +86,13 @@ def test_the_cost_of_each_layer_has_every_figure(quick):
     assert data["repeat"] == bench.QUICK_REPEAT and data["prompts"] == bench.QUICK_PROMPTS
     check_layers(data)
     assert {row["tier"] for row in data["cold_start"]} == {layers.TIERS[1][0]}, "the stub's packages name the tier"
+    # --quick 让几个实现同时冷启动（每核一个）：表格的标题要说出来，它的数字只作冒烟
+    assert data["cold_samples"] == 1 and data["cold_at_once"] == min(bench.cores(), len(IMPLEMENTATIONS))
+    result = bench.LayersResult(**{**{k: v for k, v in data.items() if k != "mode"}, "cold_at_once": 2,
+                                   "calls": [bench.CallRow(**row) for row in data["calls"]],
+                                   "cold_start": [bench.ColdRow(**row) for row in data["cold_start"]]})
+    assert "2 个实现同时冷启动" in bench.render_layers(result, "python -m compare.bench --quick")
+    assert "同时" not in bench.cold_title(bench.LayersResult(**{**vars(result), "cold_at_once": 1}))
 
 
 def test_a_cold_start_is_timed_in_a_fresh_interpreter_and_names_its_tier():

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from compare.implementations import IMPLEMENTATIONS
-from shared.harness.process import BROKEN_PIPE_STATUS, TERMINATED, TERMINATED_STATUS
+from shared.harness import cli
+from shared.harness.process import BROKEN_PIPE_STATUS, TERMINATED, TERMINATED_STATUS, Terminated
 from shared.harness.text import for_terminal
 from shared.harness.trace import print_trace
 from tests.support.agents import Agent
@@ -63,3 +64,29 @@ def test_sigterm_ends_the_repl_with_one_line_and_143():
     process.wait(timeout=60)
     err = process.stderr.read()
     assert process.returncode == TERMINATED_STATUS and err.strip() == TERMINATED
+
+
+class SigtermInTheFirstFlush(io.StringIO):
+    """A stdout where SIGTERM's handler runs during the first flush, as it does just after a write to a pipe."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        if self.flushes == 1:
+            raise Terminated()            # what the handler raises (shared.harness.process)
+        super().flush()
+
+
+def test_sigterm_while_the_repl_flushes_its_prompt_is_not_lost(offline, monkeypatch):
+    # input() 会吞掉它 flush stdout 时抛出的异常：信号就落在那一刻时，REPL 会一直等下一行输入
+    from stage3_pure_loop.agent import ABOUT, run_agent
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", SigtermInTheFirstFlush())
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert cli.main(run_agent, ABOUT, []) == TERMINATED_STATUS
+    assert err.getvalue().strip() == TERMINATED

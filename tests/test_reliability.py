@@ -11,6 +11,7 @@ import socket
 import pytest
 
 from compare.implementations import IMPLEMENTATIONS
+from shared.harness import responses
 from shared.harness.config import load_settings
 from shared.harness.endpoint import open_endpoint
 from shared.harness.run_record import Status
@@ -90,8 +91,8 @@ RECOVERED = ("http_500", "truncated")               # 第一次失败、重试�
 NAMED = {"bad_body": "端点返回的不是 JSON（HTTP 200, text/html）", "empty": "empty_message"}
 
 
-def run_offline(impl_name: str, fault: str, question: str = "北京天气怎么样"):
-    settings = load_settings(env={"LLM_TIMEOUT": "1"}, dotenv=None, offline_faults=(fault,))
+def run_offline(impl_name: str, fault: str, question: str = "北京天气怎么样", *, timeout: str = "1"):
+    settings = load_settings(env={"LLM_TIMEOUT": timeout}, dotenv=None, offline_faults=(fault,))
     with open_endpoint(settings) as endpoint:
         return run_once(IMPLEMENTATIONS[impl_name], question, endpoint, RunOptions()), endpoint.server
 
@@ -112,9 +113,13 @@ def test_every_implementation_survives_each_transport_fault(impl_name, fault):
 
 @pytest.mark.parametrize("fault", ["http_429", "timeout"])
 @pytest.mark.parametrize("impl_name", ["pure_loop", "json_loop"])
-def test_rate_limits_and_timeouts_are_retried(impl_name, fault):
-    record, _ = run_offline(impl_name, fault, "现在几点了？")
+def test_rate_limits_and_timeouts_are_retried(impl_name, fault, monkeypatch):
+    # 每个请求的第一次尝试被拒（429，Retry-After: 1）或不回话（timeout）。等多久用项目自己的两个上限缩短：
+    # Retry-After 截到 RETRY_AFTER_CAP（这里 0.1 秒，截断这条路也走到了），不回话的尝试等 LLM_TIMEOUT（0.5 秒）
+    monkeypatch.setattr(responses, "RETRY_AFTER_CAP", 0.1)
+    record, server = run_offline(impl_name, fault, "现在几点了？", timeout="0.5")
     assert record.status == Status.ANSWERED, record.error
+    assert len(server.requests) == 2 * record.llm_calls        # 每次调用：第一次尝试失败，重试一次就答了
 
 
 def test_transport_fault_names_are_configuration():

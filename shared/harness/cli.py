@@ -118,6 +118,25 @@ def _answer_one(impl, question: str, endpoint: Endpoint, options: RunOptions, *,
     return 0 if record.status == Status.ANSWERED else 1
 
 
+def _read_line(prompt: str) -> str:
+    """``input(prompt)`` without its blind spot: input() swallows any error raised while it flushes stdout.
+
+    SIGTERM's handler raises right there when the signal lands just after a write (a
+    supervisor that reads the banner, then stops the REPL): input() would drop the exception
+    and wait for a line for ever. Flushed here, the exception gets through; a terminal still
+    gets input()'s line editing, with nothing left for its own flush to write.
+    """
+    sys.stdout.flush()
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return input(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.removesuffix("\n")
+
+
 def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> int:
     """文章里的 main()：读一句、跑一次、打印 trace，直到 quit。
 
@@ -129,7 +148,7 @@ def _repl(impl, endpoint: Endpoint, options: RunOptions, *, as_json: bool) -> in
         print(_model_line(endpoint))
     while True:
         try:
-            user = input("" if as_json else "\n你: ").strip()
+            user = _read_line("" if as_json else "\n你: ").strip()
         except (EOFError, KeyboardInterrupt):
             if not as_json:
                 print()
