@@ -12,16 +12,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from compare.__main__ import DEFAULT_CLOCK, main
 from compare.suite import load_suite
-from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS, ROOT
+from tests.support.agents import ARTICLE_QUESTION, ARTICLE_ROUNDS
 from compare.implementations import IMPLEMENTATIONS, Protocol
+from tests.support.cli import run_cli
 from tests.support.compare import STAGES, run_compare
 
 TWO_CITIES = "北京和上海的天气怎么样？"
@@ -166,10 +164,8 @@ def test_a_request_the_cassette_cannot_answer_is_a_clear_error(offline, capsys, 
 
 def test_json_output_is_one_object_and_the_html_report_escapes_the_prompt(offline):
     evil = "<script>alert('x')</script>北京今天天气怎么样？"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "OFFLINE_LLM_", "AGENT_"))}
-    env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, "-m", "compare", "--impl", "pure_loop", "--prompt", evil, "--json",
-                           "--out", str(offline)], capture_output=True, text=True, env=env, timeout=120)
+    # 进程内跑命令行（run_cli，和 python -m 一样）；新进程里 stdout 也只有一个 JSON 对象由 tests/test_smoke.py 检查
+    done = run_cli("compare", "--impl", "pure_loop", "--prompt", evil, "--json", "--out", str(offline))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)                     # stdout 里只有这一个 JSON 对象
     assert set(data) >= {"results", "prompts"}
