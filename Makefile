@@ -28,8 +28,12 @@ demo: $(STAMP)
 	@echo "\n== 对比: python -m compare =="
 	@$(PY) -m compare
 
+# 测试分到几个进程里同时跑（pytest-xdist）：每核一个，最多 4 个（很多测试自己还会起子进程）；
+# make test WORKERS=0：不分进程，在一个进程里一个接一个跑
+WORKERS ?= $(shell $(PYTHON) -c "import os; n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count(); print(max(1, min(4, n or 1)))" 2>/dev/null || echo 2)
+
 test: $(STAMP)
-	$(PY) -m pytest -m "not sweep"
+	$(PY) -m pytest -m "not sweep" -p xdist.plugin -n $(WORKERS) --dist worksteal
 
 # 几千次带种子的运行（例如 rogue 模型 × 每个实现 200 次、审批拒绝时一笔订单也不写）：几分钟
 sweep: $(STAMP)
