@@ -33,7 +33,7 @@ demo: $(STAMP)
 WORKERS ?= $(shell $(PYTHON) -c "import os; n = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count(); print(max(1, min(4, n or 1)))" 2>/dev/null || echo 2)
 
 test: $(STAMP)
-	$(PY) -m pytest -m "not sweep" -n $(WORKERS) --dist worksteal
+	$(PY) -m pytest -m "not sweep" -p xdist.plugin -n $(WORKERS) --dist worksteal
 
 # 几千次带种子的运行（例如 rogue 模型 × 每个实现 200 次、审批拒绝时一笔订单也不写）：几分钟
 sweep: $(STAMP)
