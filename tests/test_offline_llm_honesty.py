@@ -9,6 +9,7 @@ import pytest
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from shared.offline_llm import CAPABILITY_SENTENCE
+from shared.orders import orders_recorded_in
 from shared.tool_functions import FUNCTIONS, run_tool
 from shared.tools import TOOLS
 from tests.support.offline import client, fixed_clock, server  # noqa: F401 (pytest fixtures)
@@ -68,9 +69,11 @@ def test_with_no_tools_at_all_it_says_so(client):
     assert "没有提供任何工具" in answer and "place_order" in answer
 
 
-def test_an_offered_tool_for_the_action_is_not_apologised_for(client):
-    # the order tool exists in this request: declining would be a lie (calling it is the plan's job)
-    _, answer = converse(client, "帮我买 100 股腾讯", tools=[*SCHEMAS, ORDER_TOOL])
+def test_an_offered_tool_for_the_action_is_not_apologised_for(client, tmp_path):
+    # the order tool exists in this request: declining would be a lie (calling it is the plan's job);
+    # the order it places goes to this test's own directory, not a .data/ wherever pytest was started
+    with orders_recorded_in(tmp_path, implementation="test", run_id="honesty"):
+        _, answer = converse(client, "帮我买 100 股腾讯", tools=[*SCHEMAS, ORDER_TOOL])
     assert "我不能" not in answer
 
 
