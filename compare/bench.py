@@ -374,7 +374,7 @@ def run_harness(prompts: list[SuitePrompt], latency_ms: int, concurrency: int) -
         cpu = cpu_seconds_of(sweep_processes) - cpu_before
     return harness_result(records, prompts=len(prompts), latency_ms=latency_ms, concurrency=concurrency,
                           measured=measured, workers=sweep.shape.workers, threads=sweep.shape.threads,
-                          cpu_seconds=cpu, cores=cores()), records
+                          cpu_seconds=cpu, core_count=cores()), records
 
 
 def cpu_seconds_of(sweep_processes: list[psutil.Process]) -> float:
@@ -383,10 +383,10 @@ def cpu_seconds_of(sweep_processes: list[psutil.Process]) -> float:
 
 
 def harness_result(records: list[RunRecord], *, prompts: int, latency_ms: int, concurrency: int,
-                   measured: float, workers: int, threads: int, cpu_seconds: float, cores: int) -> HarnessResult:
+                   measured: float, workers: int, threads: int, cpu_seconds: float, core_count: int) -> HarnessResult:
     bounds = [job_bound(r, latency_ms) for r in records]
     bound = critical_path_bound(bounds, concurrency)
-    cpu_bound = cpu_seconds / cores
+    cpu_bound = cpu_seconds / core_count
     sequential = sum(r.seconds for r in records)
     best = schedule_bound([r.seconds for r in records], concurrency)
     runs = [{"impl": r.impl, "prompt": r.prompt, "status": r.status, "llm_calls": r.llm_calls,
@@ -400,7 +400,7 @@ def harness_result(records: list[RunRecord], *, prompts: int, latency_ms: int, c
         # 下界为 0（没有一次模型调用）时比值没有意义：记成 0，让人一眼看出不对
         ratio_to_bound=_ratio(measured, bound),
         schedule_bound_seconds=round(best, 4), ratio_to_schedule=_ratio(measured, best),
-        cores=cores, cpu_seconds=round(cpu_seconds, 4), cpu_bound_seconds=round(cpu_bound, 4),
+        cores=core_count, cpu_seconds=round(cpu_seconds, 4), cpu_bound_seconds=round(cpu_bound, 4),
         ratio_to_cpu_bound=_ratio(measured, cpu_bound), binding="cpu" if cpu_bound > bound else "latency",
         speedup=_ratio(sequential, measured),
         runs=runs,
