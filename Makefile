@@ -35,7 +35,8 @@ WORKERS ?= $(shell $(PYTHON) -c "import os; n = len(os.sched_getaffinity(0)) if 
 test: $(STAMP)
 	$(PY) -m pytest -m "not sweep" -p xdist.plugin -n $(WORKERS) --dist worksteal
 
-# 几千次带种子的运行（例如 rogue 模型 × 每个实现 200 次、审批拒绝时一笔订单也不写）：几分钟
+# 跑得久的：几千次带种子的运行（例如 rogue 模型 × 每个实现 200 次、审批拒绝时一笔订单也不写），
+# 以及 compare.bench 整条命令连同每个实现的冷启动：几分钟
 sweep: $(STAMP)
 	$(PY) -m pytest -m sweep
 

@@ -37,6 +37,11 @@ record written (forking and warm-up are outside it), is compared with two lower 
   schedule on this machine ends sooner. ``binding`` says which of the latency and CPU
   bounds is the higher one: ``latency`` (the sweep waits for the model) or ``cpu`` (the
   agents' code fills the cores; only less code per model call, or more cores, helps).
+  The CPU is also given per role (``workers_cpu_seconds``: the agents, their framework and
+  SDK; ``model_cpu_seconds``: the offline model's process; ``parent_cpu_seconds``: handing
+  out jobs and writing results), and ``ratio_floor_from_workers`` is the workers' CPU per
+  core over the latency bound: a ``ratio_to_bound`` this sweep cannot beat even if the model
+  (which a real endpoint runs elsewhere) and the parent cost nothing.
 
 Beside them ``sequential_seconds`` (the sum of the jobs' own seconds) and ``speedup``.
 
@@ -138,6 +143,10 @@ HARNESS_ROWS = (
     ("实测 / 下界二（ratio_to_schedule）", "{ratio_to_schedule:.2f}"),
     ("下界三：计时窗口里各进程用掉的 CPU / 核数", "{cpu_seconds:.2f} s / {cores} = {cpu_bound_seconds:.2f} s"),
     ("实测 / 下界三（ratio_to_cpu_bound）", "{ratio_to_cpu_bound:.2f}"),
+    ("下界三拆开：worker（agent 代码、框架、SDK）/ 离线模型 / 本进程", "{workers_cpu_seconds:.2f} s / "
+     "{model_cpu_seconds:.2f} s / {parent_cpu_seconds:.2f} s"),
+    ("只算 worker 的 CPU / 核数，再除以下界一：离线模型和本进程不花 CPU，ratio_to_bound 也低不过它",
+     "{ratio_floor_from_workers:.2f}"),
     ("卡住它的是", "{binding_text}"),
     ("加速比（顺序 / 实测）", "{speedup:.2f}×"),
 )
@@ -214,6 +223,12 @@ class HarnessResult:
     cpu_bound_seconds: float          # cpu_seconds / cores：这些 CPU 活在这么多核上至少要这么久
     ratio_to_cpu_bound: float
     binding: str                      # "latency" 或 "cpu"：下界一和下界三哪个高
+    workers_cpu_seconds: float        # cpu_seconds 里 worker 进程的：agent 代码、框架、SDK、HTTP 客户端
+    model_cpu_seconds: float          # 离线模型的进程：解析请求、规则大脑、HTTP 服务器
+    parent_cpu_seconds: float         # 本进程：分发 job、收记录、写结果文件
+    # (workers_cpu_seconds / cores) / bound_seconds：就算离线模型和本进程一点 CPU 不花，
+    # 光 worker 里的活也要这么久，ratio_to_bound 低不过它
+    ratio_floor_from_workers: float
     speedup: float
     runs: list[dict] = field(default_factory=list)     # 每个 job：impl、prompt、status、llm_calls、seconds、bound_seconds
 
@@ -366,26 +381,38 @@ def run_harness(prompts: list[SuitePrompt], latency_ms: int, concurrency: int) -
         results = ResultsFile(Path(out) / RESULTS_FILE)
         results.start(header, resume=False)
         # 计时只包住 sweep.run：起进程、热身、临时目录都不算 sweep 的成本
-        sweep_processes = [psutil.Process(), *psutil.Process().children(recursive=True)]
-        cpu_before = cpu_seconds_of(sweep_processes)
+        roles = processes_by_role(sweep.worker_pids)
+        cpu_before = {role: cpu_seconds_of(group) for role, group in roles.items()}
         started = time.perf_counter()
         records = sweep.run(jobs, results=results, options=BASE_OPTIONS, expected=expected_model_calls(prompts))
         measured = time.perf_counter() - started
-        cpu = cpu_seconds_of(sweep_processes) - cpu_before
+        cpu = {role: cpu_seconds_of(group) - cpu_before[role] for role, group in roles.items()}
     return harness_result(records, prompts=len(prompts), latency_ms=latency_ms, concurrency=concurrency,
                           measured=measured, workers=sweep.shape.workers, threads=sweep.shape.threads,
-                          cpu_seconds=cpu, core_count=cores()), records
+                          cpu=cpu, core_count=cores()), records
 
 
-def cpu_seconds_of(sweep_processes: list[psutil.Process]) -> float:
+def processes_by_role(worker_pids: list[int]) -> dict[str, list[psutil.Process]]:
+    """The sweep's processes: this one (hands out jobs, writes results), the workers (the agents), and
+    every other child (the offline model's process)."""
+    me = psutil.Process()
+    children = me.children(recursive=True)
+    return {"parent": [me], "workers": [p for p in children if p.pid in worker_pids],
+            "model": [p for p in children if p.pid not in worker_pids]}
+
+
+def cpu_seconds_of(group: list[psutil.Process]) -> float:
     """User + system CPU time these processes have used so far (psutil: the same on Linux, macOS, Windows)."""
-    return sum(sum(process.cpu_times()[:2]) for process in sweep_processes)
+    return sum(sum(process.cpu_times()[:2]) for process in group)
 
 
 def harness_result(records: list[RunRecord], *, prompts: int, latency_ms: int, concurrency: int,
-                   measured: float, workers: int, threads: int, cpu_seconds: float, core_count: int) -> HarnessResult:
+                   measured: float, workers: int, threads: int, cpu: dict[str, float],
+                   core_count: int) -> HarnessResult:
+    """``cpu``: CPU seconds used in the timed window by role (``parent``, ``workers``, ``model``)."""
     bounds = [job_bound(r, latency_ms) for r in records]
     bound = critical_path_bound(bounds, concurrency)
+    cpu_seconds = sum(cpu.values())
     cpu_bound = cpu_seconds / core_count
     sequential = sum(r.seconds for r in records)
     best = schedule_bound([r.seconds for r in records], concurrency)
@@ -402,6 +429,9 @@ def harness_result(records: list[RunRecord], *, prompts: int, latency_ms: int, c
         schedule_bound_seconds=round(best, 4), ratio_to_schedule=_ratio(measured, best),
         cores=core_count, cpu_seconds=round(cpu_seconds, 4), cpu_bound_seconds=round(cpu_bound, 4),
         ratio_to_cpu_bound=_ratio(measured, cpu_bound), binding="cpu" if cpu_bound > bound else "latency",
+        workers_cpu_seconds=round(cpu["workers"], 4), model_cpu_seconds=round(cpu["model"], 4),
+        parent_cpu_seconds=round(cpu["parent"], 4),
+        ratio_floor_from_workers=_ratio(cpu["workers"] / core_count, bound),
         speedup=_ratio(sequential, measured),
         runs=runs,
     )

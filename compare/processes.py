@@ -248,6 +248,10 @@ class ProcessSweep:
                 process.join()
         self._workers = []
 
+    @property
+    def worker_pids(self) -> list[int]:
+        return [process.pid for process in self._workers]
+
     def run(self, jobs: list[Job], *, results: ResultsFile, options: RunOptions = RunOptions(),
             on_done: Callable[[RunRecord], None] | None = None,
             expected: Callable[[Job], float] | None = None) -> list[RunRecord]:

@@ -5,10 +5,12 @@ depends on the machine). What is checked, with the smallest settings (``--quick`
 latency, a few jobs):
 
 - the cost of each layer, ``--quick --json`` in process: every figure of every table is
-  present and positive (the fresh-process cold start is stubbed here and smoke-tested on its
-  own, and the whole command once more in a fresh process, marked slow);
-- ``--harness --quick --json`` through the real command line: both bounds recomputed from
-  the records are the ones reported;
+  present and positive (the fresh-process cold start is stubbed here and run for real for
+  one implementation; the whole command with every implementation's cold start, in a fresh
+  process, is marked ``sweep``: it costs tens of seconds of CPU);
+- ``--harness --quick --json`` through the real command line, in process and once in a fresh
+  process: the bounds recomputed from the records are the ones reported, and the CPU split
+  by process adds up;
 - the README carries both blocks, in the shape the command writes them, naming every
   implementation and every lesson file;
 - the pieces on hand-made input: the bounds, the lines of code, the dependency closure;
@@ -39,7 +41,8 @@ FLOOR_KEYS = {"sdk_in_process_us", "sdk_http_us", "raw_http_us", "model_alone_us
 HARNESS_KEYS = {"mode", "ratio_to_bound", "bound_seconds", "measured_seconds", "sequential_seconds",
                 "schedule_bound_seconds", "ratio_to_schedule", "speedup", "latency_ms", "concurrency",
                 "workers", "threads", "prompts", "jobs", "answered", "llm_calls", "runs",
-                "cores", "cpu_seconds", "cpu_bound_seconds", "ratio_to_cpu_bound", "binding"}
+                "cores", "cpu_seconds", "cpu_bound_seconds", "ratio_to_cpu_bound", "binding",
+                "workers_cpu_seconds", "model_cpu_seconds", "parent_cpu_seconds", "ratio_floor_from_workers"}
 FAKE_COLD = (0.5, 0.25, ["openai", "langchain_core"])
 
 
@@ -105,8 +108,10 @@ def test_a_cold_start_is_timed_in_a_fresh_interpreter_and_names_its_tier():
     assert layers.tier_of(["openai", "langchain_core", "langgraph", "langchain"]) == "+ langchain"
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 def test_the_whole_command_in_a_fresh_process(tmp_path):
+    # 七个实现各冷启动一个新解释器（每个都要 import openai、多半还有 LangChain）：几十秒 CPU，所以放在 make sweep；
+    # make test 里冷启动真跑一个实现（上面），整条命令在新进程里跑 --harness（下面）
     done = run_command("compare.bench", "--quick", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     check_layers(json.loads(done.stdout))
@@ -116,7 +121,21 @@ def test_the_harness_reports_the_bounds_its_records_give():
     done = run_cli("compare.bench", "--harness", "--quick", "--json",
                    "--latency-ms", str(LATENCY_MS), "--concurrency", str(CONCURRENCY))
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    check_harness(done.stdout)
+
+
+@pytest.mark.slow
+def test_the_harness_command_in_a_fresh_process(tmp_path):
+    # 新解释器里起 worker 和离线模型的进程（上面的测试是从 pytest 的进程 fork 出来的）
+    done = run_command("compare.bench", "--harness", "--quick", "--json",
+                       "--latency-ms", str(LATENCY_MS), "--concurrency", str(CONCURRENCY), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    check_harness(done.stdout)
+
+
+def check_harness(stdout: str) -> None:
+    """Every figure of the harness table, recomputed from the records where a formula gives it."""
+    lines = stdout.splitlines()
     assert len(lines) == 1, "exactly one JSON object, on one line"
     data = json.loads(lines[0])
     assert set(data) == HARNESS_KEYS and data["mode"] == "harness"
@@ -141,6 +160,12 @@ def test_the_harness_reports_the_bounds_its_records_give():
     assert data["cpu_bound_seconds"] == pytest.approx(data["cpu_seconds"] / data["cores"], abs=1e-3)
     assert data["ratio_to_cpu_bound"] == pytest.approx(data["measured_seconds"] / data["cpu_bound_seconds"], rel=1e-2)
     assert data["binding"] == ("cpu" if data["cpu_bound_seconds"] > data["bound_seconds"] else "latency")
+    # 下界三拆成三份：worker（agent）、离线模型、本进程，各自都真的干了活，合起来就是下界三的 CPU
+    parts = [data["workers_cpu_seconds"], data["model_cpu_seconds"], data["parent_cpu_seconds"]]
+    assert parts[0] > 0 and parts[1] > 0 and parts[2] >= 0, parts     # 本进程只收几十条记录：可能不到一个时钟滴答
+    assert sum(parts) == pytest.approx(data["cpu_seconds"], abs=1e-3)
+    assert data["ratio_floor_from_workers"] == pytest.approx(
+        data["workers_cpu_seconds"] / data["cores"] / data["bound_seconds"], rel=1e-2)
 
 
 def test_the_readme_carries_both_blocks_as_the_command_writes_them():
