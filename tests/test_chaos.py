@@ -2,7 +2,7 @@
 
 The README's table comes from ``python -m compare.chaos --seeds 50 --write README.md`` (minutes
 on two cores); here it is read and checked (every fault mode and implementation covered, at
-least 50 seeds, the goal row 0, 0, 100%, 0, 0), and a small real run (one seed, a few fault
+least 50 seeds, the goal row 0, 0, 100%, 0, 0), and a small real run (one seed, two fault
 modes) must meet the same goal and render the same table format.
 """
 from __future__ import annotations
