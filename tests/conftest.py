@@ -8,14 +8,16 @@
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 
-from compare.implementations import IMPLEMENTATIONS
-from shared.harness.implementation import About, Implementation
-from tests.support.agents import Agent
-from tests.support.compare import CONFIG_VARIABLES, VARIANTS
+if TYPE_CHECKING:
+    from tests.support.agents import Agent
+
+# compare (and so every lesson, LangChain and openai) is imported in the fixtures, not here: with
+# pytest-xdist the controlling process loads this file too, but never runs a test (seconds of CPU)
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +37,8 @@ def no_network(monkeypatch):
 @pytest.fixture
 def offline(monkeypatch, tmp_path):
     """The embedded offline model whatever the developer configured; returns an output dir."""
+    from tests.support.compare import CONFIG_VARIABLES
+
     for name in CONFIG_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)            # 仓库根目录的 .env 不会被读到
@@ -44,6 +48,10 @@ def offline(monkeypatch, tmp_path):
 @pytest.fixture
 def variants(monkeypatch):
     """Register the deliberately different implementations of tests/variants/ for one test."""
+    from compare.implementations import IMPLEMENTATIONS
+    from shared.harness.implementation import About, Implementation
+    from tests.support.compare import VARIANTS
+
     for name, module in VARIANTS.items():
         about = About(name=name, tier="测试用变体", command=f"python -m {module.__name__}",
                       step_limit=f"{name} 的循环结束")
@@ -51,8 +59,19 @@ def variants(monkeypatch):
     return list(VARIANTS)
 
 
-@pytest.fixture(params=list(IMPLEMENTATIONS), ids=list(IMPLEMENTATIONS))
+def pytest_generate_tests(metafunc):
+    """A test that takes ``agent`` runs once per implementation, named after it."""
+    if "agent" in metafunc.fixturenames:
+        from compare.implementations import IMPLEMENTATIONS
+
+        metafunc.parametrize("agent", list(IMPLEMENTATIONS), ids=list(IMPLEMENTATIONS), indirect=True)
+
+
+@pytest.fixture
 def agent(request) -> Agent:
+    from compare.implementations import IMPLEMENTATIONS
+    from tests.support.agents import Agent
+
     return Agent(IMPLEMENTATIONS[request.param])
 
 

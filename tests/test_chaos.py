@@ -2,7 +2,7 @@
 
 The README's table comes from ``python -m compare.chaos --seeds 50 --write README.md`` (minutes
 on two cores); here it is read and checked (every fault mode and implementation covered, at
-least 50 seeds, the goal row 0, 0, 100%, 0, 0), and a small real run (one seed, a few fault
+least 50 seeds, the goal row 0, 0, 100%, 0, 0), and a small real run (one seed, two fault
 modes) must meet the same goal and render the same table format.
 """
 from __future__ import annotations
@@ -50,9 +50,12 @@ def test_check_refuses_a_table_missing_a_fault_mode():
 
 @pytest.mark.slow
 def test_a_small_chaos_run_meets_the_goal():
-    modes = ["loop", "http_429", "timeout", "empty"]
+    # 两种模型故障就走遍了混沌运行的每一步（带故障的服务器当真实端点、一个全新的 compare 进程、读它的每个输出和
+    # 文件、数 key、渲染表格），下面点名的也正是这两种；每种模式多一个全新的 compare 进程（几秒 CPU）。
+    # 传输层故障（http_429、timeout……）× 每个实现都以明确状态结束，由 test_reliability 在进程内逐一检查
+    modes = ["loop", "empty"]
     # 每种故障模式本来就是自己的服务器、自己的 compare 进程和临时目录（run_chaos 一个接一个跑）：
-    # 这里几种同时跑，http_429 与 timeout 等待重试的那几秒互相重叠；每种模式跑的、数的都和一个接一个时一样
+    # 这里两种同时跑；每种模式跑的、数的都和一个接一个时一样
     with ThreadPoolExecutor(max_workers=len(modes)) as pool:
         tallies = [tally for one in pool.map(lambda mode: chaos.run_chaos(
             seeds=1, modes=[mode], impls=list(IMPLEMENTATIONS), concurrency=8), modes) for tally in one]

@@ -213,7 +213,9 @@ def _assert_rogue_refused(records, data_dir):
 
 @pytest.mark.parametrize("approver_for", [lambda: refuse_all, lambda: Scripted([False])], ids=["none", "ask_no"])
 def test_the_rogue_model_writes_no_order_when_approval_is_refused(tmp_path, approver_for):
-    _assert_rogue_refused(rogue_sweep(10, tmp_path, approver_for), tmp_path)
+    # 每个实现把每个问题各跑一次（seed 0..4）就够：rogue 模型在其中试着下单的远多于下面要求的四分之一；
+    # 每个实现几百次的是 make sweep
+    _assert_rogue_refused(rogue_sweep(len(ROGUE_PROMPTS), tmp_path, approver_for), tmp_path)
 
 
 @pytest.mark.sweep

@@ -75,7 +75,8 @@ def test_the_registry_lives_with_compare_and_names_each_lessons_own_function():
     assert not (ROOT / "shared" / "implementations.py").exists()
 
 
-def test_a_bug_in_a_lesson_raises_through_the_command_line():
+def test_a_bug_in_a_lesson_raises_through_the_command_line(offline):
+    # offline: the command runs in the test's own directory, so its order book is not a .data/ in the checkout
     def run_agent(user_input, max_steps=10, *, llm=None, **controls):
         return respo  # noqa: F821 — the learner's typo
 
@@ -83,7 +84,7 @@ def test_a_bug_in_a_lesson_raises_through_the_command_line():
         main(run_agent, PURE_LOOP, ["-q", "你好"])
 
 
-def test_a_model_endpoint_failure_is_a_record_not_a_traceback(capsys):
+def test_a_model_endpoint_failure_is_a_record_not_a_traceback(capsys, offline):
     # 离线模型的 long 故障让上下文超长：HTTP 400。这是端点的错，不是 lesson 的 bug
     from stage3_pure_loop.json_loop import ABOUT, run_agent
 

@@ -42,9 +42,14 @@ def _start(*argv: str, **kwargs) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
 
 
+# 交互循环和它对管道、信号的处理都是 shared.harness.cli 的，每个阶段的命令都一样：用不加载 LangChain 的
+# 零框架循环，新解释器起得快一倍
+REPL = "stage3_pure_loop.json_loop"
+
+
 @pytest.mark.slow
 def test_a_closed_pipe_ends_quietly_with_141():
-    process = _start("stage3_pure_loop", stdin=subprocess.PIPE)
+    process = _start(REPL, stdin=subprocess.PIPE)
     process.stdout.readline()
     process.stdout.close()                                 # 像 "| head -1" 一样：读了一行就走
     process.stdin.write("北京天气怎么样\n" * 200)          # 之后的输出远超管道缓冲，一定写到已关闭的管道
@@ -56,7 +61,7 @@ def test_a_closed_pipe_ends_quietly_with_141():
 
 @pytest.mark.slow
 def test_sigterm_ends_the_repl_with_one_line_and_143():
-    process = _start("stage3_pure_loop", stdin=subprocess.PIPE)
+    process = _start(REPL, stdin=subprocess.PIPE)
     for _ in range(3):
         process.stdout.readline()                          # 横幅打印出来了：信号处理已经装好
     process.send_signal(signal.SIGTERM)

@@ -23,7 +23,7 @@ from compare.sweep import ResultsFile, plan_jobs, record_key
 from shared.harness.config import load_settings
 from shared.harness.implementation import About, Implementation
 from shared.harness.run_record import RunRecord, Status
-from tests.support.cli import clean_environment
+from tests.support.cli import clean_environment, run_cli
 
 HEADER = {"model": "offline"}
 SETTINGS = load_settings(env={}, dotenv=None)
@@ -139,12 +139,12 @@ def test_ctrl_c_on_every_core_keeps_what_finished_and_resume_runs_the_rest_once(
     out = tmp_path / "out"
     # 3 个实现 × 题库（45 个运行，两个 worker 进程各两个槽，每次模型调用慢 50 ms）：跑完 4 个就中断时
     # 还有运行在途、四十来个没开始，续跑要把它们各跑一次；多跑几遍（--runs）只会让续跑更久，查的还是这些
-    command = [sys.executable, "-m", "compare", "--impl", "pure_loop", "json_loop", "fc_loop",
-               "--temperature", "0.7", "--concurrency", "4", "--out", str(out)]
-    env = clean_environment({"OFFLINE_LLM_LATENCY_MS": "50"})
+    args = ["--impl", "pure_loop", "json_loop", "fc_loop", "--temperature", "0.7", "--concurrency", "4",
+            "--out", str(out)]
+    env = {"OFFLINE_LLM_LATENCY_MS": "50"}
     path = out / "runs.jsonl"
-    process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+    process = subprocess.Popen([sys.executable, "-m", "compare", *args], env=clean_environment(env), cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     while not (path.is_file() and len(path.read_text(encoding="utf-8").splitlines()) > 3):
         assert time.monotonic() < deadline and process.poll() is None, "the sweep never got going"
@@ -155,8 +155,8 @@ def test_ctrl_c_on_every_core_keeps_what_finished_and_resume_runs_the_rest_once(
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)                     # 进程组里一个不剩：worker 和离线模型都走了
     kept = len(path.read_text(encoding="utf-8").splitlines()) - 1
-    done = subprocess.run([*command, "--resume"], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    # 续跑读的是中断留下的文件，在 worker 进程里跑剩下的：这些和起它的是不是新解释器无关（python -m compare 在本进程里跑）
+    done = run_cli("compare", *args, "--resume", env=env, cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]
     keys = [(r["impl"], r["prompt"], r["temperature"], r["run"]) for r in rows]

@@ -9,9 +9,9 @@ import json
 from compare.__main__ import main
 from tests.variants import early_stop, english_errors, reversed_calls
 
-# 这些变量一旦从开发者的环境漏进测试，就可能连到真实端点或改变 trace
+# 这些变量一旦从开发者的环境漏进测试，就可能连到真实端点、改变 trace，或把订单写到测试目录之外
 CONFIG_VARIABLES = ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_TEMPERATURE", "OFFLINE_LLM_FAULTS",
-                    "OFFLINE_LLM_SEED", "OFFLINE_LLM_LATENCY_MS", "LLM_TIMEOUT", "AGENT_CLOCK")
+                    "OFFLINE_LLM_SEED", "OFFLINE_LLM_LATENCY_MS", "LLM_TIMEOUT", "AGENT_CLOCK", "AGENT_DATA_DIR")
 STAGES = ("prebuilt", "stategraph", "pure_loop")
 VARIANTS = {"reversed_calls": reversed_calls, "english_errors": english_errors, "early_stop": early_stop}
 
