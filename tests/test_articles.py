@@ -17,7 +17,8 @@ import pytest
 from shared.harness.config import load_settings
 from shared.harness.endpoint import open_endpoint
 from tests.support.agents import ARTICLE_QUESTION, ROOT
-from tests.support.cli import NO_DOTENV_DIR, clean_environment, run_cli
+from tests.support.cli import NO_DOTENV_DIR, Completed, clean_environment, run_cli
+from tests.support.forked import PIPE, start_forked
 from tests.support.scripted import ScriptedBrain, answer, call
 
 ARTICLES = ROOT / "articles"
@@ -29,18 +30,26 @@ def trace_of(output: str) -> list[str]:
     return lines[lines.index(TRACE_START):lines.index(TRACE_END) + 1]
 
 
-def run_article_file(name: str, stdin: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``python articles/NAME`` as the README says, in a fresh interpreter, no .env, no real endpoint."""
-    return subprocess.run([sys.executable, str(ARTICLES / name)], cwd=NO_DOTENV_DIR, input=stdin,
-                          env={**clean_environment(env), "PYTHONPATH": ""}, capture_output=True,
-                          text=True, timeout=120)
+def run_article_file(name: str, stdin: str, env: dict[str, str] | None = None, *, forked: bool = False) -> Completed:
+    """``python articles/NAME`` as the README says, no .env, no real endpoint: in a fresh interpreter,
+    or (``forked``) in a process forked from this one, which has imported LangChain already."""
+    env = {**(env or {}), "PYTHONPATH": ""}
+    argv = [str(ARTICLES / name)]
+    if forked:
+        process = start_forked(*argv, env=env, stdin=PIPE)
+        out, err = process.communicate(stdin, timeout=120)
+        return Completed(argv, process.returncode, out, err)
+    done = subprocess.run([sys.executable, *argv], cwd=NO_DOTENV_DIR, input=stdin, env=clean_environment(env),
+                          capture_output=True, text=True, timeout=120)
+    return Completed(argv, done.returncode, done.stdout, done.stderr)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [None, "2"], ids=["no-seed", "OFFLINE_LLM_SEED=2"])
 def test_article_3_file_verbatim_prints_stage_3s_trace(seed):
     env = {"OFFLINE_LLM_SEED": seed} if seed else {}
-    article = run_article_file("agent_loop.py", f"{ARTICLE_QUESTION}\nquit\n", env)
+    # 一个全新的解释器就证明了文件照原样能跑；换种子那一次只差模型的抽样，在 fork 出来的进程里跑（省几秒 CPU）
+    article = run_article_file("agent_loop.py", f"{ARTICLE_QUESTION}\nquit\n", env, forked=bool(seed))
     assert article.returncode == 0, article.stderr
     assert "纯 Python Agent Loop 已就绪" in article.stdout and article.stdout.rstrip().endswith("再见！")
     # 文章的文件写死了 temperature=0.7：和它比的是第 3 阶段在同一温度下的 trace

@@ -1,8 +1,9 @@
 """compare loses nothing and counts nothing twice: kills, Ctrl-C, resumes, retries, closed pipes.
 
 The unit tests drive :class:`compare.sweep.ResultsFile` and :func:`compare.sweep.run_sweep`
-with fake runs; the slow ones start ``python -m compare`` as a user would and interrupt it
-with real signals (SIGINT, SIGKILL) and a reader that goes away.
+with fake runs; the slow ones run ``python -m compare`` in a process of its own (forked from
+the test: ``tests/support/forked.py``) and interrupt it with real signals (SIGINT, SIGKILL)
+and a reader that goes away.
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import json
 import os
 import random
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -25,7 +25,8 @@ from compare.sweep import ResultsFile, plan_jobs, record_key, run_sweep
 from shared.harness.implementation import About, Implementation
 from shared.harness.process import BROKEN_PIPE_STATUS, TERMINATED, TERMINATED_STATUS
 from shared.harness.run_record import RunRecord, Status
-from tests.support.cli import NO_DOTENV_DIR, clean_environment, run_cli
+from tests.support.cli import run_cli
+from tests.support.forked import DEVNULL, PIPE, Forked, start_forked
 
 A, B = (Implementation(About(name=n, tier="test", command="-", step_limit="-"), lambda *a: None) for n in "ab")
 HEADER = {"model": "offline", "serial": False}
@@ -187,14 +188,11 @@ SWEEP = ("--impl", "pure_loop", "json_loop", "fc_loop", *(a for q in QUESTIONS f
 PLANNED = 3 * len(QUESTIONS) * 8
 
 
-def start_compare(out: Path, *extra: str, env: dict | None = None, stdout=subprocess.DEVNULL) -> subprocess.Popen:
-    # 测试进程可能是在忽略 SIGINT 的后台里启动的：子进程把它恢复成默认，才像在终端里
-    return subprocess.Popen([sys.executable, "-m", "compare", *SWEEP, "--out", str(out), *extra],
-                            cwd=out.parent, env=clean_environment(env), stdout=stdout, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+def start_compare(out: Path, *extra: str, env: dict | None = None, stdout=DEVNULL) -> Forked:
+    return start_forked("-m", "compare", *SWEEP, "--out", str(out), *extra, cwd=out.parent, env=env, stdout=stdout)
 
 
-def wait_for_runs(path: Path, process: subprocess.Popen, *, at_least: int, seconds: float = 90) -> None:
+def wait_for_runs(path: Path, process: Forked, *, at_least: int, seconds: float = 90) -> None:
     """Until ``path`` holds ``at_least`` runs (or the process ended); bounded."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and process.poll() is None:
@@ -209,9 +207,9 @@ def test_sigkill_at_random_moments_loses_no_run_and_counts_none_twice(tmp_path):
     rng = random.Random(seed)
     out, env = tmp_path / "out", {"OFFLINE_LLM_LATENCY_MS": "30"}
     results = out / "runs.jsonl"
-    # 三次 SIGKILL：一次在新开的扫描里，两次在续跑里（续跑也会被杀、再续跑），每次的时刻都随机；
-    # 每个被杀的都是一个全新的 compare 进程（几秒 CPU），多杀几次只是多抽几个时刻，失败时 seed 能重现那几个
-    for attempt in range(3):
+    # 五次 SIGKILL：一次在新开的扫描里，其余在续跑里（续跑也会被杀、再续跑），每次的时刻都随机，
+    # 失败时 seed 能重现那几个
+    for attempt in range(5):
         saved = results.read_bytes().count(b"\n") - 1 if results.is_file() else 0
         process = start_compare(out, *(["--resume"] if attempt else []), env=env)
         # 有时一启动就杀（续跑时：读、重写结果文件的那一刻附近），有时跑了几次之后
@@ -251,7 +249,7 @@ def test_ctrl_c_stops_at_once_and_counts_what_the_file_holds(tmp_path, presses):
 def test_json_into_a_pipe_closed_early_ends_quietly_with_141(tmp_path):
     out = tmp_path / "out"
     # 每个组合跑一次就够（后给的 --runs 覆盖 SWEEP 里的）：JSON 只在跑完之后写一次，写进没人读的管道，多大都一样
-    process = start_compare(out, "--runs", "1", stdout=subprocess.PIPE)
+    process = start_compare(out, "--runs", "1", stdout=PIPE)
     process.stdout.close()            # 读的一方已经走了（像 "| head -c 100" 读够了）：JSON 写到已关闭的管道
     err = process.stderr.read()
     process.wait(timeout=120)
@@ -260,14 +258,9 @@ def test_json_into_a_pipe_closed_early_ends_quietly_with_141(tmp_path):
     assert err == "" and (out / "report.json").is_file()
 
 
-def start(*argv: str, stdout=subprocess.PIPE) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", *argv], cwd=NO_DOTENV_DIR, env=clean_environment(None),
-                            stdout=stdout, stderr=subprocess.PIPE, text=True)
-
-
 @pytest.mark.slow
 def test_sigterm_stops_the_standalone_offline_server_with_one_line_and_143():
-    process = start("shared.offline_llm", "--port", "0")
+    process = start_forked("-m", "shared.offline_llm", "--port", "0")
     assert "http://127.0.0.1:" in process.stdout.readline()          # 起来了：信号处理已经装好
     process.terminate()
     _, err = process.communicate(timeout=30)
@@ -276,7 +269,7 @@ def test_sigterm_stops_the_standalone_offline_server_with_one_line_and_143():
 
 @pytest.mark.slow
 def test_the_failure_modes_table_into_a_closed_pipe_ends_quietly_with_141():
-    process = start("compare.failure_modes")
+    process = start_forked("-m", "compare.failure_modes")
     process.stdout.close()
     err = process.stderr.read()
     process.wait(timeout=120)

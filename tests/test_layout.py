@@ -22,8 +22,9 @@ from shared.harness.implementation import About, Implementation
 from shared.harness.run_record import Status
 from stage3_pure_loop.agent import ABOUT as PURE_LOOP
 from tests.support.agents import ARTICLE_QUESTION, ROOT
-from tests.support.cli import clean_environment, run_command
+from tests.support.cli import clean_environment
 from tests.support.compare import run_compare
+from tests.support.forked import start_forked
 
 STAGES = ("stage1_prebuilt", "stage2_stategraph", "stage3_pure_loop")
 LESSON_FILES = ("prompts.py", "tools.py", "tool_functions.py", "calculator.py", "market_data.py")
@@ -123,10 +124,12 @@ def test_a_typo_in_a_stage_file_shows_its_file_and_line(tmp_path):
                       encoding="utf-8")
     line = lesson.read_text(encoding="utf-8").splitlines().index("        messages.append(respo)") + 1
 
-    done = run_command("stage3_pure_loop", "-q", "你好", env={"PYTHONPATH": str(copy)}, cwd=tmp_path)
+    # 在自己的进程里跑（从测试 fork 出来，不用再导入一遍 LangChain），仓库的模块从副本重新导入
+    done = start_forked("-m", "stage3_pure_loop", "-q", "你好", env={"PYTHONPATH": str(copy)}, cwd=tmp_path)
+    _, err = done.communicate(timeout=120)
     assert done.returncode == 1
-    assert f'stage3_pure_loop/agent.py", line {line}, in run_agent' in done.stderr
-    assert "NameError: name 'respo' is not defined" in done.stderr
+    assert f'{copy}/stage3_pure_loop/agent.py", line {line}, in run_agent' in err
+    assert "NameError: name 'respo' is not defined" in err
 
 
 @pytest.mark.slow
@@ -142,3 +145,16 @@ def test_the_python_session_of_the_readme(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == shown.strip()
+
+
+def test_a_forked_process_opens_its_own_default_endpoint(offline):
+    """A process forked after a lesson ran (multiprocessing, a notebook's worker) has none of the
+    parent's threads: it opens its own embedded model instead of talking to the parent's."""
+    from shared.harness.endpoint import default_endpoint
+
+    parent = default_endpoint().base_url
+    child = start_forked("-c", "from shared.harness.endpoint import default_endpoint\n"
+                               "print(default_endpoint().base_url)")
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert out.startswith("http://127.0.0.1:") and out.strip() != parent

@@ -15,6 +15,7 @@ from shared.harness.text import for_terminal
 from shared.harness.trace import print_trace
 from tests.support.agents import Agent
 from tests.support.cli import NO_DOTENV_DIR, clean_environment
+from tests.support.forked import PIPE, start_forked
 from tests.support.scripted import ScriptedBrain, answer, call
 
 HOSTILE = "清屏\x1b[2J\x1b]0;pwned\x07改标题\u202egpj.exe\x00"
@@ -49,6 +50,8 @@ REPL = "stage3_pure_loop.json_loop"
 
 @pytest.mark.slow
 def test_a_closed_pipe_ends_quietly_with_141():
+    # 一个真的新解释器：管道关了之后，解释器退出时还会再刷一次 stdout，那一次也得安静
+    # （其他命令关管道的测试在 fork 出来的进程里跑：tests/support/forked.py）
     process = _start(REPL, stdin=subprocess.PIPE)
     process.stdout.readline()
     process.stdout.close()                                 # 像 "| head -1" 一样：读了一行就走
@@ -61,7 +64,7 @@ def test_a_closed_pipe_ends_quietly_with_141():
 
 @pytest.mark.slow
 def test_sigterm_ends_the_repl_with_one_line_and_143():
-    process = _start(REPL, stdin=subprocess.PIPE)
+    process = start_forked("-m", REPL, stdin=PIPE)
     for _ in range(3):
         process.stdout.readline()                          # 横幅打印出来了：信号处理已经装好
     process.send_signal(signal.SIGTERM)

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -23,7 +21,8 @@ from compare.sweep import ResultsFile, plan_jobs, record_key
 from shared.harness.config import load_settings
 from shared.harness.implementation import About, Implementation
 from shared.harness.run_record import RunRecord, Status
-from tests.support.cli import clean_environment, run_cli
+from tests.support.cli import run_cli
+from tests.support.forked import DEVNULL, start_forked
 
 HEADER = {"model": "offline"}
 SETTINGS = load_settings(env={}, dotenv=None)
@@ -143,8 +142,7 @@ def test_ctrl_c_on_every_core_keeps_what_finished_and_resume_runs_the_rest_once(
             "--out", str(out)]
     env = {"OFFLINE_LLM_LATENCY_MS": "50"}
     path = out / "runs.jsonl"
-    process = subprocess.Popen([sys.executable, "-m", "compare", *args], env=clean_environment(env), cwd=tmp_path,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = start_forked("-m", "compare", *args, env=env, cwd=tmp_path, stdout=DEVNULL, new_session=True)
     deadline = time.monotonic() + 120
     while not (path.is_file() and len(path.read_text(encoding="utf-8").splitlines()) > 3):
         assert time.monotonic() < deadline and process.poll() is None, "the sweep never got going"
@@ -155,7 +153,7 @@ def test_ctrl_c_on_every_core_keeps_what_finished_and_resume_runs_the_rest_once(
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)                     # 进程组里一个不剩：worker 和离线模型都走了
     kept = len(path.read_text(encoding="utf-8").splitlines()) - 1
-    # 续跑读的是中断留下的文件，在 worker 进程里跑剩下的：这些和起它的是不是新解释器无关（python -m compare 在本进程里跑）
+    # 续跑读的是中断留下的文件，在 worker 进程里跑剩下的（python -m compare 在本进程里跑）
     done = run_cli("compare", *args, "--resume", env=env, cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]

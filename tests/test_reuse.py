@@ -2,7 +2,7 @@
 and reuses it across runs: nothing changes.
 
 Against the alternative (a fresh ``ChatOpenAI`` and graph per run), over the same prompts at
-temperature 0 and above it with several seeds: the requests on the wire, the rounds, the answers
+temperature 0 and above it with two seeds: the requests on the wire, the rounds, the answers
 and the statuses are the same. At temperature > 0 the seed decides what the offline model samples,
 so a model reused across seeds would show here. A compiled graph keeps each run's state in a
 thread of its own: concurrent runs on one graph, approval pauses included, are the runs they would
@@ -28,7 +28,7 @@ from tests.support.agents import CLOCK
 
 PROMPTS = [p.prompt for p in load_suite()[:4]]
 TEMPERATURES = [0.0, 0.9]
-RUNS = 3
+RUNS = 2
 CALL_ID = re.compile(r"call_[0-9a-f]{8,}")
 LANGCHAIN = [impl for impl in IMPLEMENTATIONS.values() if impl.sdk is Sdk.LANGCHAIN]
 

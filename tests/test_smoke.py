@@ -1,7 +1,9 @@
 """One real ``python -m`` per command: the in-process CLI tests tell the truth about a fresh process.
 
-Every other CLI test runs the command in-process (``tests/support/cli.py``); these start a
-real interpreter, as a user's shell does. ``pytest -m "not slow"`` skips them.
+Every other CLI test runs the command in-process (``tests/support/cli.py``) or, for signals
+and pipes, in a process forked from the test (``tests/support/forked.py``), which has every
+framework imported already; these start a real interpreter, as a user's shell does.
+``pytest -m "not slow"`` skips them.
 """
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ DeepSeek, vLLM, Ollama or OpenAI.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -194,3 +195,15 @@ def default_endpoint() -> Endpoint:
                 _default = Endpoint(base_url=server.base_url, model=settings.model, timeout=settings.timeout,
                                     offline=True, server=server, temperature=settings.temperature)
         return _default
+
+
+def _forget_the_default_endpoint() -> None:
+    """In a forked child: the embedded server's thread and the HTTP connections stayed with the
+    parent, so the child opens its own default endpoint on first use (and a fresh lock: another
+    thread may have held the parent's when it forked)."""
+    global _default, _default_lock
+    _default, _default_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):        # 没有 fork 的平台（Windows）也就没有这回事
+    os.register_at_fork(after_in_child=_forget_the_default_endpoint)

@@ -4,7 +4,8 @@
   does), with its own environment, working directory, stdin, stdout and stderr: fast
   enough for every CLI test;
 - :func:`run_command` starts a real ``python -m`` subprocess: one smoke test per command
-  (marked ``slow``) proves that the in-process runs tell the truth.
+  (marked ``slow``) proves that the in-process runs tell the truth;
+- ``tests/support/forked.py`` runs a command in a forked process, for real signals and pipes.
 
 Both run in an empty directory (no ``.env`` can be read) with no model variables
 inherited, so a developer's real endpoint and key can never be reached.
@@ -45,32 +46,46 @@ def clean_environment(env: dict[str, str] | None) -> dict[str, str]:
     return {**base, **(env or {})}
 
 
+def run_as_python(argv: tuple[str, ...] | list[str]) -> int:
+    """What ``python ARGV`` does once the interpreter is up (``-m MODULE ...``, ``-c CODE ...``,
+    ``FILE ...``): run it as ``__main__`` with ``sys.argv`` set, and return the exit status. An
+    uncaught exception prints its traceback on stderr and gives 1, as the interpreter does."""
+    try:
+        if argv[0] == "-m":
+            sys.argv = [argv[1], *argv[2:]]
+            with warnings.catch_warnings():
+                # runpy warns when the module was imported before (a test imported it): harmless here
+                warnings.filterwarnings("ignore", category=RuntimeWarning, module="runpy")
+                runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        elif argv[0] == "-c":
+            sys.argv = ["-c", *argv[2:]]
+            exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})  # noqa: S102 — python -c
+        else:
+            sys.argv = list(argv)
+            runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as done:
+        if isinstance(done.code, str):
+            print(done.code, file=sys.stderr)
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except Exception:  # noqa: BLE001 — what the interpreter would print for an uncaught error
+        traceback.print_exc()
+        return 1
+    return 0
+
+
 def run_cli(*argv: str, env: dict[str, str] | None = None, input: str | None = None,
             cwd: Path | None = None) -> Completed:
     """``python -m ARGV`` in-process; an uncaught exception is a traceback on stderr and exit 1."""
-    module, *args = argv
     stdout, stderr = io.StringIO(), io.StringIO()
-    code = 0
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.dict(os.environ, clean_environment(env), clear=True))
-        stack.enter_context(mock.patch.object(sys, "argv", [module, *args]))
+        stack.enter_context(mock.patch.object(sys, "argv", list(argv)))
         stack.enter_context(mock.patch.object(sys, "stdin", io.StringIO(input or "")))
         stack.enter_context(contextlib.redirect_stdout(stdout))
         stack.enter_context(contextlib.redirect_stderr(stderr))
         stack.enter_context(contextlib.chdir(cwd or NO_DOTENV_DIR))
-        stack.enter_context(warnings.catch_warnings())
-        # runpy warns when the module was imported before (a test imported it): harmless here
-        warnings.filterwarnings("ignore", category=RuntimeWarning, module="runpy")
-        try:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-        except SystemExit as done:
-            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-            if isinstance(done.code, str):
-                print(done.code, file=stderr)
-        except Exception:  # noqa: BLE001 — what the interpreter would print for an uncaught error
-            traceback.print_exc(file=stderr)
-            code = 1
-    return Completed([module, *args], code, stdout.getvalue(), stderr.getvalue())
+        code = run_as_python(("-m", *argv))
+    return Completed(list(argv), code, stdout.getvalue(), stderr.getvalue())
 
 
 def run_command(*argv: str, env: dict[str, str] | None = None, input: str | None = None,
