@@ -8,10 +8,8 @@ and a reader that goes away.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 import compare.atomic_file as atomic_file
 import compare.sweep as sweep
 from compare.__main__ import main
-from compare.sweep import ResultsFile, plan_jobs, record_key, run_sweep
+from compare.sweep import ResultsFile, plan_jobs, run_sweep
 from shared.harness.implementation import About, Implementation
 from shared.harness.process import BROKEN_PIPE_STATUS, TERMINATED, TERMINATED_STATUS
 from shared.harness.run_record import RunRecord, Status
