@@ -3,7 +3,8 @@
 - ``agent``: one fixture that runs a scenario through every implementation compare knows;
 - ``offline``: the embedded offline model whatever the developer configured;
 - ``variants``: the deliberately different implementations of ``tests/variants/``;
-- a guard that makes any connection to a non-loopback address fail the test.
+- a guard that makes any connection to a non-loopback address fail the test;
+- ``sweep`` tests count as ``slow`` too.
 """
 from __future__ import annotations
 
@@ -57,6 +58,13 @@ def variants(monkeypatch):
                       step_limit=f"{name} 的循环结束")
         monkeypatch.setitem(IMPLEMENTATIONS, name, Implementation(about, module.run_agent))
     return list(VARIANTS)
+
+
+def pytest_collection_modifyitems(items):
+    """A ``sweep`` test is also ``slow``: ``pytest -m "not slow"`` is the quick run, it leaves both out."""
+    for item in items:
+        if item.get_closest_marker("sweep"):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_generate_tests(metafunc):

@@ -144,7 +144,7 @@ def test_the_python_session_of_the_readme(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == shown.strip()
+    assert done.stdout == "\n" + shown          # print_trace 先空一行；其余逐字相同
 
 
 def test_a_forked_process_opens_its_own_default_endpoint(offline):
@@ -158,3 +158,19 @@ def test_a_forked_process_opens_its_own_default_endpoint(offline):
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
     assert out.startswith("http://127.0.0.1:") and out.strip() != parent
+
+
+def test_the_one_argument_run_keeps_the_configured_clock_in_another_thread():
+    """AGENT_CLOCK (and AGENT_DATA_DIR) hold for every run of the default endpoint, not only for the
+    thread that opened it: a notebook or a user's thread pool sees the same settings."""
+    code = ("import threading\n"
+            "from stage3_pure_loop.agent import run_agent\n"
+            "run_agent('你好')\n"                                     # 主线程里打开默认端点
+            "answers = []\n"
+            "worker = threading.Thread(target=lambda: answers.append(run_agent('现在几点了？')[-1].content))\n"
+            "worker.start(); worker.join()\n"
+            "print(answers[0])")
+    child = start_forked("-c", code)                                   # 干净的默认端点：自己的进程
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, err
+    assert "2026-11-30 18:04:51" in out                               # AGENT_CLOCK（clean_environment 设的）

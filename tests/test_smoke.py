@@ -11,12 +11,13 @@ import json
 
 import pytest
 
+from compare.implementations import IMPLEMENTATIONS
 from tests.support.cli import run_command
 
 pytestmark = pytest.mark.slow
 
-STAGE_COMMANDS = ("stage1_prebuilt", "stage2_stategraph", "stage3_pure_loop",
-                  "stage3_pure_loop.json_loop", "stage3_pure_loop.hardened_loop")
+# compare 比的每个实现，各自的命令各一个
+STAGE_COMMANDS = tuple(impl.about.command.removeprefix("python -m ") for impl in IMPLEMENTATIONS.values())
 
 
 @pytest.mark.parametrize("command", STAGE_COMMANDS)

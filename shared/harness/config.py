@@ -1,4 +1,4 @@
-"""配置：从环境变量和仓库根目录的 ``.env`` 读一次，得到一个不可变的 Settings。
+"""配置：从环境变量和当前目录的 ``.env``（README 的命令都在仓库根目录运行）读一次，得到一个不可变的 Settings。
 
 The variables are the README's (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``,
 ...). Settings are read once at start-up and passed down as a value; nothing reads the

@@ -165,6 +165,7 @@ def open_endpoint(settings: Settings, *, brain: Callable[[dict], dict] | None = 
 
 
 _default: Endpoint | None = None
+_default_run_settings: tuple[str | None, OrderBook] | None = None     # AGENT_CLOCK、订单簿
 _default_lock = threading.Lock()
 
 
@@ -176,13 +177,11 @@ def default_endpoint() -> Endpoint:
     and so the embedded offline model when ``LLM_BASE_URL`` is unset. The embedded server
     runs on a daemon thread and stops when the process exits.
     """
-    global _default
+    global _default, _default_run_settings
     with _default_lock:
         if _default is None:
             settings = load_settings()
-            if settings.clock:          # AGENT_CLOCK：这个线程里 get_current_time 回答固定的"现在"
-                FIXED_NOW.set(settings.clock)
-            CURRENT_BOOK.set(OrderBook(database_path(settings.data_dir)))   # AGENT_DATA_DIR：订单写到哪里
+            _default_run_settings = settings.clock, OrderBook(database_path(settings.data_dir))
             if settings.base_url:
                 _default = Endpoint(base_url=settings.base_url, model=settings.model,
                                     timeout=settings.timeout, offline=False, api_key=settings.api_key or "",
@@ -194,6 +193,11 @@ def default_endpoint() -> Endpoint:
                 atexit.register(server.stop)
                 _default = Endpoint(base_url=server.base_url, model=settings.model, timeout=settings.timeout,
                                     offline=True, server=server, temperature=settings.temperature)
+        # 每次都设：ContextVar 只管调用者自己的上下文，另一个线程里第一次用到时也得拿到同样的设置
+        clock, book = _default_run_settings
+        if clock:                       # AGENT_CLOCK：get_current_time 回答固定的"现在"
+            FIXED_NOW.set(clock)
+        CURRENT_BOOK.set(book)          # AGENT_DATA_DIR：订单写到哪里
         return _default
 
 
@@ -201,8 +205,8 @@ def _forget_the_default_endpoint() -> None:
     """In a forked child: the embedded server's thread and the HTTP connections stayed with the
     parent, so the child opens its own default endpoint on first use (and a fresh lock: another
     thread may have held the parent's when it forked)."""
-    global _default, _default_lock
-    _default, _default_lock = None, threading.Lock()
+    global _default, _default_run_settings, _default_lock
+    _default, _default_run_settings, _default_lock = None, None, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):        # 没有 fork 的平台（Windows）也就没有这回事

@@ -3,12 +3,16 @@
 - :func:`run_cli` runs ``python -m MODULE ARGS`` *in this process* (``runpy``, as ``-m``
   does), with its own environment, working directory, stdin, stdout and stderr: fast
   enough for every CLI test;
-- :func:`run_command` starts a real ``python -m`` subprocess: one smoke test per command
-  (marked ``slow``) proves that the in-process runs tell the truth;
+- :func:`run_command` starts a real ``python -m`` subprocess: a smoke test for each agent
+  command and for ``compare`` (``tests/test_smoke.py``, marked ``slow``) proves that the
+  in-process runs tell the truth;
 - ``tests/support/forked.py`` runs a command in a forked process, for real signals and pipes.
 
-Both run in an empty directory (no ``.env`` can be read) with no model variables
-inherited, so a developer's real endpoint and key can never be reached.
+All three run in an empty directory (no ``.env`` can be read) with no model variables
+inherited, so a developer's real endpoint and key can never be reached, and with the clock
+fixed (``AGENT_CLOCK``), so traces can be compared. In-process, the command shares this
+process's imported modules and their state, and its stdin and stdout are ``StringIO`` (no
+file descriptor, no terminal).
 """
 from __future__ import annotations
 

@@ -5,13 +5,19 @@ its own pid, its own stdin/stdout/stderr pipes, signals sent from outside. A fre
 costs seconds of CPU, nearly all of it importing LangChain, LangGraph and the openai SDK again.
 :func:`start_forked` forks this process instead (which has imported them already) and runs the
 command there as ``python`` would: the same ``__main__``, argv, environment and working
-directory, Python's own SIGINT (``KeyboardInterrupt``) and SIGTERM (default: end the process),
-SIGPIPE ignored. The handle has the part of :class:`subprocess.Popen` the tests use.
+directory, Python's own SIGINT (``KeyboardInterrupt``; uncaught, the process ends by SIGINT as
+Python's does) and SIGTERM (default: end the process). The handle has the part of
+:class:`subprocess.Popen` the tests use.
 
-Left out: the interpreter's start-up and what only it does (``PYTHONPATH`` is applied to
-``sys.path`` here, other ``PYTHON*`` variables are not; ``atexit`` handlers do not run).
-``tests/test_smoke.py`` starts one fresh interpreter per command for that, and
-``tests/test_process.py`` checks a closed pipe at a real interpreter's exit.
+Left out, because a fork keeps what the test process had: the interpreter's start-up (so an
+import-path bug or an import-order cycle shows only in a fresh interpreter); ``sys.path``
+entries and imported modules (the command's directories and ``PYTHONPATH`` only go in
+front); module globals, warnings filters, logging handlers, other signal dispositions
+(SIGPIPE stays ignored, as Python sets it); open file descriptors (a command forked while
+another forked command's pipes are open holds them too: run one at a time); ``atexit``
+handlers, which do not run. ``tests/test_smoke.py`` starts one fresh interpreter per
+command for what only that shows, and ``tests/test_process.py`` checks a closed pipe at a
+real interpreter's exit.
 """
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+import traceback
 from pathlib import Path
 
 from tests.support.cli import NO_DOTENV_DIR, clean_environment, run_as_python
@@ -46,14 +54,23 @@ def _child(argv: tuple[str, ...], env: dict[str, str], cwd: Path, fds: tuple[int
     sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)
+    try:
+        status = run_as_python(argv)
+    except KeyboardInterrupt:            # 没人接住的 Ctrl-C：Python 打印 traceback，再让 SIGINT 结束自己（-2）
+        traceback.print_exc()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        raise
     # 退出码、退出前等非守护线程结束、刷新 stdout/stderr：都交给 multiprocessing 的子进程收尾
-    raise SystemExit(run_as_python(argv))
+    raise SystemExit(status)
 
 
 def _start_path(argv: tuple[str, ...], env: dict[str, str], cwd: Path) -> None:
-    """``sys.path`` as ``python ARGV`` starts it: the script's directory (``-m``, ``-c``: the working
-    directory), then ``PYTHONPATH``. A module already imported from elsewhere that one of these
-    directories also holds is imported again, from there (a test's copy of a stage, say)."""
+    """Put in front of ``sys.path`` what ``python ARGV`` starts it with: the script's directory
+    (``-m``, ``-c``: the working directory), then ``PYTHONPATH``; this process's entries stay
+    behind them. A module already imported from elsewhere that one of these directories also
+    holds is imported again, from there (a test's copy of a stage, say)."""
     first = cwd if argv[0] in ("-m", "-c") else Path(argv[0]).resolve().parent
     front = [Path(first).resolve(), *(Path(p).resolve() for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
     for directory in front:
@@ -101,7 +118,7 @@ class Forked:
 
     def communicate(self, input: str | None = None, timeout: float | None = None) -> tuple[str | None, str | None]:
         """Write ``input`` and close stdin; read stdout and stderr to their end, all at once (no pipe
-        fills up while another waits); wait for the end."""
+        fills up while another waits); wait for the end. ``TimeoutExpired`` after ``timeout``."""
         read: dict[str, str] = {}
 
         def write() -> None:
@@ -111,14 +128,21 @@ class Forked:
             except BrokenPipeError:          # 没读完就结束了：和 Popen 一样不算错
                 pass
 
+        def read_all(name: str, stream) -> None:
+            with stream:
+                read[name] = stream.read()
+
         jobs = [threading.Thread(target=write, daemon=True)] if self.stdin and not self.stdin.closed else []
-        jobs += [threading.Thread(target=lambda n=name, s=stream: read.__setitem__(n, s.read()), daemon=True)
+        jobs += [threading.Thread(target=read_all, args=(name, stream), daemon=True)
                  for name, stream in (("out", self.stdout), ("err", self.stderr)) if stream and not stream.closed]
+        deadline = None if timeout is None else time.monotonic() + timeout
         for job in jobs:
             job.start()
         for job in jobs:
-            job.join(timeout)
-        self.wait(timeout)
+            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if job.is_alive():
+                raise subprocess.TimeoutExpired(f"forked {self.pid}", timeout)
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return read.get("out"), read.get("err")
 
 
