@@ -110,7 +110,7 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--impl", nargs="+", action="extend", metavar="NAME",
                         help=f"只比较这些实现（默认全部: {', '.join(IMPLEMENTATIONS)}）")
     parser.add_argument("--prompt", action="append", metavar="TEXT", help="临时问题，可重复；取代题库")
-    parser.add_argument("--suite", type=Path, metavar="FILE", help=f"题库文件（默认 compare/{DEFAULT_SUITE.name}）")
+    parser.add_argument("--suite", type=Path, metavar="FILE", help=f"题库文件（默认 {DEFAULT_SUITE.parent.name}/{DEFAULT_SUITE.name}）")
     parser.add_argument("--temperature", nargs="+", action="extend", metavar="T",
                         help="一个或多个温度（默认 LLM_TEMPERATURE，即 0）")
     parser.add_argument("--runs", type=positive_int, default=1, metavar="N", help="每个组合跑几次（默认 1）")

@@ -161,8 +161,9 @@ def test_a_forked_process_opens_its_own_default_endpoint(offline):
 
 
 def test_the_one_argument_run_keeps_the_configured_clock_in_another_thread():
-    """AGENT_CLOCK (and AGENT_DATA_DIR) hold for every run of the default endpoint, not only for the
-    thread that opened it: a notebook or a user's thread pool sees the same settings."""
+    """AGENT_CLOCK holds for every run of the default endpoint, not only in the thread that opened it:
+    a notebook or a user's thread pool sees the same settings (the order book of AGENT_DATA_DIR is
+    set on the same line of ``default_endpoint``)."""
     code = ("import threading\n"
             "from stage3_pure_loop.agent import run_agent\n"
             "run_agent('你好')\n"                                     # 主线程里打开默认端点

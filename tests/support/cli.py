@@ -83,7 +83,7 @@ def run_cli(*argv: str, env: dict[str, str] | None = None, input: str | None = N
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.dict(os.environ, clean_environment(env), clear=True))
-        stack.enter_context(mock.patch.object(sys, "argv", list(argv)))
+        stack.enter_context(mock.patch.object(sys, "argv", list(argv)))      # run_as_python sets it; put back after
         stack.enter_context(mock.patch.object(sys, "stdin", io.StringIO(input or "")))
         stack.enter_context(contextlib.redirect_stdout(stdout))
         stack.enter_context(contextlib.redirect_stderr(stderr))
